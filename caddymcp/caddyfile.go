@@ -1,0 +1,528 @@
+package caddymcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("mcp", parseMCP)
+	// Before respond, so mcp works in a site block without route, ahead of
+	// the reverse_proxy that route mode sends tool requests to.
+	httpcaddyfile.RegisterDirectiveOrder("mcp", httpcaddyfile.Before, "respond")
+}
+
+func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	m := new(Handler)
+	err := m.UnmarshalCaddyfile(h.Dispenser)
+	return m, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	mcp [<matcher>] {
+//		name          <server-name>
+//		version       <version>
+//		instructions  <text>
+//		upstream      <base-url>
+//		header        <field> <value>
+//		timeout       <duration>
+//		max_response_size <size>
+//		max_request_size  <size>
+//		allow_origins <origin...>
+//		allow_hosts   <host...>
+//
+//		tool <name> {
+//			title        <text>
+//			description  <text>
+//			<method>     <path-template>
+//			arg <name> [<type>] [required] [<description>] {
+//				in          path|query|header|body
+//				header_name <field>
+//				default     <value>
+//				enum        <value...>
+//			}
+//			input_schema  <json>
+//			output_schema <json>
+//			query   <key> <value>
+//			header  <field> <value>
+//			body    json|form|arg <name>
+//			timeout <duration>
+//			annotations <hint>[=false] ...
+//		}
+//	}
+func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	seen := make(map[string]bool)
+	for d.NextBlock(0) {
+		key := d.Val()
+		if key != "tool" && key != "header" {
+			if seen[key] {
+				return d.Errf("%s is set twice", key)
+			}
+			seen[key] = true
+		}
+		var err error
+		switch key {
+		case "name":
+			err = oneArg(d, &h.Name)
+		case "version":
+			err = oneArg(d, &h.Version)
+		case "instructions":
+			err = oneArg(d, &h.Instructions)
+		case "upstream":
+			err = oneArg(d, &h.Upstream)
+		case "header":
+			if h.Headers == nil {
+				h.Headers = make(http.Header)
+			}
+			err = headerLine(d, h.Headers)
+		case "timeout":
+			err = durationArg(d, &h.Timeout)
+		case "max_response_size":
+			err = sizeArg(d, &h.MaxResponseSize)
+		case "tool":
+			var t *Tool
+			t, err = parseTool(d)
+			if err == nil {
+				h.Tools = append(h.Tools, t)
+			}
+		default:
+			var handled bool
+			handled, err = h.Endpoint.unmarshalSubdirective(d)
+			if !handled {
+				return d.Errf("unknown subdirective %q", key)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unmarshalSubdirective parses the endpoint settings shared by mcp and
+// codemode; it reports false for any other subdirective.
+func (e *Endpoint) unmarshalSubdirective(d *caddyfile.Dispenser) (bool, error) {
+	switch d.Val() {
+	case "max_request_size":
+		return true, sizeArg(d, &e.MaxRequestSize)
+	case "allow_origins":
+		e.AllowOrigins = d.RemainingArgs()
+		if len(e.AllowOrigins) == 0 {
+			return true, d.ArgErr()
+		}
+	case "allow_hosts":
+		e.AllowHosts = d.RemainingArgs()
+		if len(e.AllowHosts) == 0 {
+			return true, d.ArgErr()
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+var methodWords = map[string]bool{"get": true, "post": true, "put": true, "patch": true, "delete": true, "head": true}
+
+func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
+	t := &Tool{}
+	if !d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	t.Name = d.Val()
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	seen := make(map[string]bool)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		key := d.Val()
+		if methodWords[strings.ToLower(key)] {
+			if t.Method != "" {
+				return nil, d.Errf("tool %s: a second method line %q (a tool makes one request)", t.Name, key)
+			}
+			t.Method = strings.ToUpper(key)
+			if err := oneArg(d, &t.Path); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		switch key {
+		case "arg", "query", "header", "annotations":
+		default:
+			if seen[key] {
+				return nil, d.Errf("tool %s: %s is set twice", t.Name, key)
+			}
+			seen[key] = true
+		}
+		var err error
+		switch key {
+		case "title":
+			err = oneArg(d, &t.Title)
+		case "description":
+			err = oneArg(d, &t.Description)
+		case "arg":
+			var a *Arg
+			a, err = parseArg(d, t.Name)
+			if err == nil {
+				t.Args = append(t.Args, a)
+			}
+		case "input_schema", "output_schema":
+			var raw string
+			if err = oneArg(d, &raw); err == nil {
+				if !json.Valid([]byte(raw)) {
+					return nil, d.Errf("tool %s: %s is not valid JSON", t.Name, key)
+				}
+				if key == "input_schema" {
+					t.InputSchema = json.RawMessage(raw)
+				} else {
+					t.OutputSchema = json.RawMessage(raw)
+				}
+			}
+		case "query":
+			args := d.RemainingArgs()
+			if len(args) != 2 {
+				return nil, d.ArgErr()
+			}
+			if t.Query == nil {
+				t.Query = make(map[string][]string)
+			}
+			t.Query[args[0]] = append(t.Query[args[0]], args[1])
+		case "header":
+			if t.Headers == nil {
+				t.Headers = make(http.Header)
+			}
+			err = headerLine(d, t.Headers)
+		case "body":
+			args := d.RemainingArgs()
+			switch {
+			case len(args) == 1 && (args[0] == "json" || args[0] == "form"):
+				t.Body = args[0]
+			case len(args) == 2 && args[0] == "arg":
+				t.Body, t.BodyArg = "arg", args[1]
+			default:
+				return nil, d.Errf("tool %s: body takes json, form, or arg <name>", t.Name)
+			}
+		case "timeout":
+			err = durationArg(d, &t.Timeout)
+		case "annotations":
+			err = parseAnnotations(d, t)
+		default:
+			return nil, d.Errf("tool %s: unknown subdirective %q", t.Name, key)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	mapShorthands(t)
+	return t, nil
+}
+
+// typeLike are words that look like a type but are not one of ours; an
+// unquoted one on an arg line is a mistake, not a description.
+var typeLike = map[string]bool{
+	"int": true, "int32": true, "int64": true, "uint": true, "float": true, "float32": true,
+	"float64": true, "double": true, "long": true, "bool": true, "str": true, "list": true,
+	"dict": true, "map": true, "null": true,
+}
+
+func parseArg(d *caddyfile.Dispenser, tool string) (*Arg, error) {
+	a := &Arg{}
+	if !d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	a.Name = d.Val()
+	descSet := false
+	for _, tok := range d.RemainingArgsAsTokens() {
+		word := tok.Text
+		if !tok.Quoted() {
+			if _, ok := argTypes[word]; ok {
+				if a.Type != "" {
+					return nil, d.Errf("tool %s: arg %s: a second type %q", tool, a.Name, word)
+				}
+				a.Type = word
+				continue
+			}
+			if word == "required" {
+				a.Required = true
+				continue
+			}
+			if typeLike[word] || strings.HasSuffix(word, "[]") {
+				return nil, d.Errf("tool %s: arg %s: unknown type %q (want string, integer, number, boolean, object, array, or string[], integer[], number[], boolean[], object[]; quote a one-word description)", tool, a.Name, word)
+			}
+		}
+		if descSet {
+			return nil, d.Errf("tool %s: arg %s: more than one description token (%q); quote a description that has spaces", tool, a.Name, word)
+		}
+		a.Description, descSet = word, true
+	}
+	var defaults, enum []string
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch key := d.Val(); key {
+		case "in":
+			if err := oneArg(d, &a.In); err != nil {
+				return nil, err
+			}
+			switch a.In {
+			case "path", "query", "header", "body":
+			default:
+				return nil, d.Errf("tool %s: arg %s: in %q: want path, query, header or body", tool, a.Name, a.In)
+			}
+		case "header_name":
+			if err := oneArg(d, &a.HeaderName); err != nil {
+				return nil, err
+			}
+		case "default":
+			if defaults != nil {
+				return nil, d.Errf("tool %s: arg %s: default is set twice", tool, a.Name)
+			}
+			if defaults = d.RemainingArgs(); len(defaults) == 0 {
+				return nil, d.ArgErr()
+			}
+		case "enum":
+			if enum = append(enum, d.RemainingArgs()...); len(enum) == 0 {
+				return nil, d.ArgErr()
+			}
+		default:
+			return nil, d.Errf("tool %s: arg %s: unknown subdirective %q", tool, a.Name, key)
+		}
+	}
+	if defaults != nil {
+		v, err := literalValue(a.Type, defaults)
+		if err != nil {
+			return nil, d.Errf("tool %s: arg %s: default: %v", tool, a.Name, err)
+		}
+		a.Default = v
+	}
+	for _, e := range enum {
+		item := a.Type
+		if typ, items := schemaType(a.Type); typ == "array" && items != "" {
+			item = items
+		}
+		v, err := literalValue(item, []string{e})
+		if err != nil {
+			return nil, d.Errf("tool %s: arg %s: enum: %v", tool, a.Name, err)
+		}
+		a.Enum = append(a.Enum, v)
+	}
+	return a, nil
+}
+
+// literalValue turns Caddyfile tokens into a JSON value of the arg type. An
+// array takes one token per item, or one JSON array token; an object takes
+// one JSON token.
+func literalValue(word string, tokens []string) (json.RawMessage, error) {
+	typ, items := schemaType(word)
+	if typ == "" {
+		typ = "string"
+	}
+	if typ == "array" {
+		if len(tokens) == 1 && strings.HasPrefix(strings.TrimSpace(tokens[0]), "[") {
+			return jsonToken(tokens[0])
+		}
+		out := make([]json.RawMessage, 0, len(tokens))
+		for _, tok := range tokens {
+			if items == "" {
+				items = "string"
+			}
+			v, err := literalValue(items, []string{tok})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return json.Marshal(out)
+	}
+	if len(tokens) != 1 {
+		return nil, fmt.Errorf("one value expected for a %s, got %d (quote a value with spaces)", typ, len(tokens))
+	}
+	tok := tokens[0]
+	switch typ {
+	case "string":
+		return json.Marshal(tok)
+	case "integer":
+		if _, err := strconv.ParseInt(tok, 10, 64); err != nil {
+			return nil, fmt.Errorf("%q is not an integer", tok)
+		}
+		return json.RawMessage(tok), nil
+	case "number":
+		f, err := strconv.ParseFloat(tok, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", tok)
+		}
+		return json.Marshal(f)
+	case "boolean":
+		b, err := strconv.ParseBool(tok)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not true or false", tok)
+		}
+		return json.Marshal(b)
+	default: // object
+		return jsonToken(tok)
+	}
+}
+
+func jsonToken(tok string) (json.RawMessage, error) {
+	if !json.Valid([]byte(tok)) {
+		return nil, fmt.Errorf("%q is not valid JSON", tok)
+	}
+	return json.RawMessage(tok), nil
+}
+
+var hintNames = map[string]func(*Annotations) **bool{
+	"read_only":   func(a *Annotations) **bool { return &a.ReadOnly },
+	"destructive": func(a *Annotations) **bool { return &a.Destructive },
+	"idempotent":  func(a *Annotations) **bool { return &a.Idempotent },
+	"open_world":  func(a *Annotations) **bool { return &a.OpenWorld },
+}
+
+func parseAnnotations(d *caddyfile.Dispenser, t *Tool) error {
+	args := d.RemainingArgs()
+	if len(args) == 0 {
+		return d.ArgErr()
+	}
+	if t.Annotations == nil {
+		t.Annotations = &Annotations{}
+	}
+	for _, arg := range args {
+		name, val, hasVal := strings.Cut(arg, "=")
+		field, ok := hintNames[name]
+		if !ok {
+			return d.Errf("tool %s: unknown annotation %q (want read_only, destructive, idempotent, open_world)", t.Name, name)
+		}
+		b := true
+		if hasVal {
+			var err error
+			if b, err = strconv.ParseBool(val); err != nil {
+				return d.Errf("tool %s: annotation %s=%q: want true or false", t.Name, name, val)
+			}
+		}
+		*field(t.Annotations) = &b
+	}
+	return nil
+}
+
+// shorthandArgs maps the placeholders that Caddy's Caddyfile adapter
+// writes for its shorthands back to the shorthand names: the adapter turns
+// {path} into {http.request.uri.path} before any directive sees the token.
+var shorthandArgs = func() map[string]string {
+	pairs := []string{
+		"host", "http.request.host", "hostport", "http.request.hostport", "port", "http.request.port",
+		"orig_method", "http.request.orig_method", "orig_uri", "http.request.orig_uri",
+		"orig_path", "http.request.orig_uri.path", "orig_dir", "http.request.orig_uri.path.dir",
+		"orig_file", "http.request.orig_uri.path.file", "orig_query", "http.request.orig_uri.query",
+		"method", "http.request.method", "uri", "http.request.uri", "path", "http.request.uri.path",
+		"dir", "http.request.uri.path.dir", "file", "http.request.uri.path.file",
+		"query", "http.request.uri.query", "remote", "http.request.remote",
+		"remote_host", "http.request.remote.host", "remote_port", "http.request.remote.port",
+		"scheme", "http.request.scheme", "uuid", "http.request.uuid", "client_ip", "http.vars.client_ip",
+		"upstream_hostport", "http.reverse_proxy.upstream.hostport",
+	}
+	m := make(map[string]string, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		m[pairs[i+1]] = pairs[i]
+	}
+	return m
+}()
+
+// shorthandPrefixes are the adapter's rewrites of {header.X}, {query.X}, ...
+var shorthandPrefixes = [][2]string{
+	{"http.request.header.", "header."}, {"http.request.cookie.", "cookie."},
+	{"http.request.host.labels.", "labels."}, {"http.request.uri.path.file.", "file."},
+	{"http.request.uri.path.", "path."}, {"http.request.uri.query.", "query."},
+	{"http.regexp.", "re."}, {"http.vars.", "vars."},
+}
+
+var placeholderPattern = regexp.MustCompile(`\{[^{}]+\}`)
+
+// mapShorthands rewrites, in the tool's path template, the expansion of a
+// Caddy shorthand back to {name} when the tool has an argument of that
+// name: a file API's {path} argument must not become the MCP request's path.
+func mapShorthands(t *Tool) {
+	if !strings.Contains(t.Path, "{http.") {
+		return
+	}
+	names := make(map[string]bool, len(t.Args))
+	for _, a := range t.Args {
+		names[a.Name] = true
+	}
+	t.Path = placeholderPattern.ReplaceAllStringFunc(t.Path, func(ph string) string {
+		inner := ph[1 : len(ph)-1]
+		if short, ok := shorthandArgs[inner]; ok && names[short] {
+			return "{" + short + "}"
+		}
+		for _, p := range shorthandPrefixes {
+			if rest, ok := strings.CutPrefix(inner, p[0]); ok && names[p[1]+rest] {
+				return "{" + p[1] + rest + "}"
+			}
+		}
+		return ph
+	})
+}
+
+func oneArg(d *caddyfile.Dispenser, target *string) error {
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	*target = d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+func headerLine(d *caddyfile.Dispenser, h http.Header) error {
+	args := d.RemainingArgs()
+	if len(args) != 2 {
+		return d.ArgErr()
+	}
+	h.Add(args[0], args[1])
+	return nil
+}
+
+func durationArg(d *caddyfile.Dispenser, target *caddy.Duration) error {
+	key := d.Val()
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return err
+	}
+	dur, err := caddy.ParseDuration(s)
+	if err != nil {
+		return d.Errf("%s %q: %v", key, s, err)
+	}
+	if dur <= 0 {
+		return d.Errf("%s must be positive, got %q", key, s)
+	}
+	*target = caddy.Duration(dur)
+	return nil
+}
+
+func sizeArg(d *caddyfile.Dispenser, target *int64) error {
+	key := d.Val()
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return err
+	}
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n == 0 || n > 1<<40 {
+		return d.Errf("%s %q: want a size such as 4MiB", key, s)
+	}
+	*target = int64(n)
+	return nil
+}
+
+// Interface guards
+var _ caddyfile.Unmarshaler = (*Handler)(nil)

@@ -1,0 +1,174 @@
+package caddymcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
+)
+
+// Outcomes of a tool call, for logs and metrics.
+const (
+	outcomeOK          = "ok"
+	outcomeInvalidArgs = "invalid_arguments"
+	outcomeStatus      = "upstream_status" // the upstream answered, but not 2xx
+	outcomeBadAnswer   = "invalid_answer"  // 2xx that does not fit (bad JSON, output_schema)
+	outcomeUnreachable = "upstream_error"
+	outcomeTimeout     = "timeout"
+	outcomeTooLarge    = "too_large"
+	outcomeCanceled    = "canceled"
+	outcomeUnhandled   = "unhandled" // route mode: nothing after mcp answered
+)
+
+// callRecord is what one call leaves for logs and metrics.
+type callRecord struct {
+	label   string
+	status  int
+	outcome string
+	err     error
+}
+
+func (h *Handler) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		res, rec := h.call(ctx, ct, req.Params.Arguments)
+		h.observe(ct.name, rec, time.Since(start))
+		return res, nil
+	}
+}
+
+func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.CallToolResult, callRecord) {
+	args, ok := raw.(map[string]any)
+	if raw == nil {
+		args, ok = map[string]any{}, true
+	}
+	if !ok {
+		return upstream.ErrorResult("arguments must be a JSON object"), callRecord{outcome: outcomeInvalidArgs}
+	}
+	args = ct.request.ApplyDefaults(args)
+	if err := ct.input.Validate(args); err != nil {
+		msg := fmt.Sprintf("invalid arguments for tool %s:\n- %s", ct.name, strings.Join(upstream.Violations(err), "\n- "))
+		return upstream.ErrorResult(msg), callRecord{outcome: outcomeInvalidArgs}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(ct.timeout))
+	defer cancel()
+	repl, _ := ctx.Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	var r upstream.Replacer
+	if repl != nil {
+		r = repl
+	}
+	route, _ := ctx.Value(ctxKey{}).(*routeInfo)
+
+	base, err := h.baseURL(r)
+	if err != nil {
+		return upstream.ErrorResult(err.Error()), callRecord{outcome: outcomeUnreachable, err: err}
+	}
+	req, call, err := ct.request.NewRequest(ctx, base, args, r)
+	if err != nil {
+		msg := fmt.Sprintf("invalid arguments for tool %s: %v", ct.name, err)
+		return upstream.ErrorResult(msg), callRecord{label: call.Label, outcome: outcomeInvalidArgs}
+	}
+	call.URI = "caddy-mcp://" + ct.name + call.Path
+	rec := callRecord{label: call.Label}
+
+	var resp *upstream.Response
+	if h.client != nil {
+		resp, err = h.client.Do(req, h.MaxResponseSize)
+	} else {
+		resp, err = serveRoute(ctx, route, req, call.Label, ct.name, h.MaxResponseSize)
+	}
+	if err != nil {
+		rec.err = err
+		var tooLarge *upstream.TooLargeError
+		var unhandled *unhandledError
+		var msg string
+		switch {
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+			rec.outcome = outcomeTimeout
+			msg = fmt.Sprintf("%s: no complete answer within the tool's timeout of %s", call.Label, time.Duration(ct.timeout))
+		case errors.Is(err, context.Canceled):
+			rec.outcome = outcomeCanceled
+			msg = fmt.Sprintf("%s: the call was canceled", call.Label)
+		case errors.As(err, &tooLarge):
+			rec.outcome = outcomeTooLarge
+			msg = fmt.Sprintf("%s: %v", call.Label, err)
+		case errors.As(err, &unhandled):
+			rec.outcome = outcomeUnhandled
+			msg = err.Error()
+		default:
+			rec.outcome = outcomeUnreachable
+			msg = fmt.Sprintf("%s: the upstream request failed: %v", call.Label, err)
+		}
+		return upstream.ErrorResult(msg), rec
+	}
+	rec.status = resp.Status
+	res := resp.Result(call, ct.output)
+	switch {
+	case !res.IsError:
+		rec.outcome = outcomeOK
+	case resp.Status >= 200 && resp.Status < 300:
+		rec.outcome = outcomeBadAnswer
+	default:
+		rec.outcome = outcomeStatus
+	}
+	return res, rec
+}
+
+// baseURL is the upstream base URL for this call; empty in route mode.
+func (h *Handler) baseURL(r upstream.Replacer) (*url.URL, error) {
+	if h.base != nil {
+		return h.base, nil
+	}
+	if h.Upstream == "" {
+		return &url.URL{}, nil
+	}
+	// The upstream URL holds placeholders: resolve them for this call.
+	return parseBase(h.baseText.Resolve(r))
+}
+
+// observe logs one call and counts it. Production logs stay quiet: calls
+// are logged at debug level, failures to reach the upstream at warn.
+func (h *Handler) observe(tool string, rec callRecord, d time.Duration) {
+	h.metrics.toolCalls.WithLabelValues("mcp", h.Name, tool, rec.outcome).Inc()
+	h.metrics.toolDuration.WithLabelValues("mcp", h.Name, tool).Observe(d.Seconds())
+	level := zapcore.DebugLevel
+	switch rec.outcome {
+	case outcomeUnreachable, outcomeTimeout, outcomeTooLarge, outcomeUnhandled:
+		level = zapcore.WarnLevel
+	}
+	c := h.logger.Check(level, "tool call")
+	if c == nil {
+		return
+	}
+	fields := []zap.Field{
+		zap.String("tool", tool),
+		zap.String("request", rec.label),
+		zap.Int("status", rec.status),
+		zap.Duration("duration", d),
+		zap.String("outcome", rec.outcome),
+	}
+	if rec.err != nil {
+		fields = append(fields, zap.Error(rec.err))
+	}
+	c.Write(fields...)
+}
+
+// routeInfo carries what route mode needs from the MCP request to the tool
+// handler: the handlers after mcp, and the request they came with.
+type routeInfo struct {
+	next    caddyhttp.Handler
+	request *http.Request
+}

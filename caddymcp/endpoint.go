@@ -1,0 +1,346 @@
+package caddymcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
+)
+
+// defaultMaxRequestSize bounds a JSON-RPC request body.
+const defaultMaxRequestSize = 1 << 20
+
+// Endpoint holds the settings every MCP endpoint of this plugin shares:
+// the request size limit and the browser Origin and Host policy.
+type Endpoint struct {
+	// MaxRequestSize bounds the JSON-RPC request body, in bytes; larger
+	// requests are answered 413. Default: 1MiB.
+	MaxRequestSize int64 `json:"max_request_size,omitempty"`
+
+	// AllowOrigins lists the browser origins (scheme://host[:port]) that may
+	// call this endpoint, besides same-origin pages; "*" allows any.
+	// Requests without an Origin header (non-browser clients) are always
+	// allowed. Default: none.
+	AllowOrigins []string `json:"allow_origins,omitempty"`
+
+	// AllowHosts lists extra Host values accepted on loopback connections,
+	// where only localhost, 127.0.0.1 and [::1] are accepted otherwise (the
+	// DNS rebinding guard). Requests from Caddy's trusted proxies are not
+	// held to it. Default: none.
+	AllowHosts []string `json:"allow_hosts,omitempty"`
+
+	origins    map[string]bool
+	anyOrigin  bool
+	hosts      map[string]bool
+	transport  *server.StreamableHTTPServer
+	logger     *zap.Logger
+	metrics    *metrics
+	handlerTag string
+}
+
+// provisionEndpoint checks the settings and mounts srv behind them.
+func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, tag string, logger *zap.Logger, m *metrics) error {
+	if e.MaxRequestSize == 0 {
+		e.MaxRequestSize = defaultMaxRequestSize
+	}
+	if e.MaxRequestSize < 0 {
+		return fmt.Errorf("max_request_size must not be negative")
+	}
+	e.origins = make(map[string]bool, len(e.AllowOrigins))
+	for _, o := range e.AllowOrigins {
+		if o == "*" {
+			e.anyOrigin = true
+			continue
+		}
+		norm, err := normalizeOrigin(o)
+		if err != nil {
+			return fmt.Errorf("allow_origins: %v", err)
+		}
+		e.origins[norm] = true
+	}
+	e.hosts = make(map[string]bool, len(e.AllowHosts))
+	for _, h := range e.AllowHosts {
+		if h == "" || strings.ContainsAny(h, "/ ") {
+			return fmt.Errorf("allow_hosts: %q is not a host name", h)
+		}
+		e.hosts[strings.ToLower(h)] = true
+	}
+	e.logger, e.metrics, e.handlerTag = logger, m, tag
+	e.transport = server.NewStreamableHTTPServer(srv,
+		// Stateless: no session state, so any number of instances behind any
+		// load balancer serve the same endpoint.
+		server.WithStateLess(true),
+		// No standalone GET stream: an open stream would hold up reloads.
+		server.WithDisableStreaming(true),
+		// The Origin and Host policy is ours (see checkOrigin).
+		server.WithDisableLocalhostProtection(true),
+		server.WithStreamableHTTPLogger(ctx.Slogger()),
+	)
+	return nil
+}
+
+// rpcInfo is the part of a JSON-RPC message the handler looks at before
+// mcp-go does: for placeholders, logs and metrics.
+type rpcInfo struct {
+	Method string `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+type ctxKey struct{}
+
+// serveEndpoint answers one HTTP request on the MCP endpoint. ctxValue is
+// made available to tool handlers through the request context.
+func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValue any) error {
+	origin := r.Header.Get("Origin")
+	if reason := e.refuse(r, origin); reason != "" {
+		e.reject(w, r, http.StatusForbidden, "forbidden", reason)
+		return nil
+	}
+	if origin != "" {
+		e.cors(w, origin)
+	}
+	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+
+	switch r.Method {
+	case http.MethodOptions:
+		if origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Methods", "POST, GET, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name")
+			h.Set("Access-Control-Max-Age", "86400")
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
+		w.Header().Set("Allow", "POST, DELETE, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	case http.MethodGet:
+		// Stateless: there is no standalone event stream to open.
+		w.Header().Set("Allow", "POST, DELETE, OPTIONS")
+		e.reject(w, r, http.StatusMethodNotAllowed, "method", "this endpoint is stateless and opens no GET event stream; send requests with POST")
+		return nil
+	case http.MethodPost, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "POST, DELETE, OPTIONS")
+		e.reject(w, r, http.StatusMethodNotAllowed, "method", fmt.Sprintf("method %s is not used by MCP; send requests with POST", r.Method))
+		return nil
+	}
+
+	var body []byte
+	if r.Method == http.MethodPost {
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, e.MaxRequestSize))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				e.reject(w, r, http.StatusRequestEntityTooLarge, "too_large",
+					fmt.Sprintf("the request body is larger than max_request_size (%s)", upstream.FormatSize(e.MaxRequestSize)))
+				return nil
+			}
+			return caddyhttp.Error(http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err))
+		}
+		trimmed := bytes.TrimLeft(body, " \t\r\n")
+		if len(trimmed) > 0 && trimmed[0] == '[' {
+			e.rpcError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "JSON-RPC batches are not supported: send one request per HTTP POST")
+			e.metrics.rejected.WithLabelValues(e.handlerTag, "batch").Inc()
+			return nil
+		}
+		var info rpcInfo
+		if json.Unmarshal(body, &info) == nil && info.Method != "" {
+			if info.Method == string(mcp.MethodSubscriptionsListen) {
+				e.rpcError(w, http.StatusOK, mcp.METHOD_NOT_FOUND, "subscriptions/listen is not offered: this server sends no notifications")
+				return nil
+			}
+			e.metrics.requests.WithLabelValues(e.handlerTag, metricMethod(info.Method)).Inc()
+			if repl != nil {
+				repl.Set("http.mcp.method", info.Method)
+				if info.Method == string(mcp.MethodToolsCall) {
+					repl.Set("http.mcp.tool", info.Params.Name)
+				}
+			}
+		}
+	}
+
+	ctx := r.Context()
+	if ctxValue != nil {
+		ctx = context.WithValue(ctx, ctxKey{}, ctxValue)
+	}
+	e.transport.Handle(&flushWriter{w: w}, &server.HTTPRequest{
+		Method:  r.Method,
+		URL:     r.URL,
+		Header:  r.Header,
+		Body:    body,
+		Context: ctx,
+	})
+	return nil
+}
+
+// refuse applies the Origin and Host rule and returns why a request is
+// refused, or "".
+//
+// Host: on a loopback connection, Host must be a loopback name, unless
+// the peer is one of Caddy's trusted proxies or Host is in allow_hosts.
+// This stops DNS rebinding, where a page on evil.com, resolved to
+// 127.0.0.1, sends Host: evil.com with a matching Origin.
+//
+// Origin: absent (not a browser), listed, or same-origin with a Host that
+// passed the Host check.
+func (e *Endpoint) refuse(r *http.Request, origin string) string {
+	host := hostOnly(r.Host)
+	if onLoopback(r) && !isLoopbackName(host) && !e.hosts[strings.ToLower(host)] && !e.hosts[strings.ToLower(r.Host)] {
+		if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); !trusted {
+			return fmt.Sprintf("host %q is not accepted on a loopback connection; add it to allow_hosts if a proxy on this machine forwards it", r.Host)
+		}
+	}
+	if origin == "" || e.anyOrigin {
+		return ""
+	}
+	norm, err := normalizeOrigin(origin)
+	if err != nil {
+		return fmt.Sprintf("origin %q is not valid", origin)
+	}
+	if e.origins[norm] || sameOrigin(norm, r.Host) {
+		return ""
+	}
+	return fmt.Sprintf("origin %s is not allowed; list it in allow_origins", norm)
+}
+
+func (e *Endpoint) cors(w http.ResponseWriter, origin string) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id")
+	h.Add("Vary", "Origin")
+}
+
+// reject answers with status and a JSON-RPC error naming the reason.
+func (e *Endpoint) reject(w http.ResponseWriter, r *http.Request, status int, label, reason string) {
+	e.metrics.rejected.WithLabelValues(e.handlerTag, label).Inc()
+	if c := e.logger.Check(zapcore.DebugLevel, "request refused"); c != nil {
+		c.Write(zap.Int("status", status), zap.String("reason", reason),
+			zap.String("remote_ip", hostOnly(r.RemoteAddr)))
+	}
+	code := mcp.INVALID_REQUEST
+	e.rpcError(w, status, code, reason)
+}
+
+func (e *Endpoint) rpcError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(mcp.JSONRPCError{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		Error:   mcp.JSONRPCErrorDetails{Code: code, Message: msg},
+	})
+}
+
+func onLoopback(r *http.Request) bool {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || addr == nil {
+		return false
+	}
+	return isLoopbackName(hostOnly(addr.String()))
+}
+
+func isLoopbackName(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostOnly strips a port and IPv6 brackets.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// normalizeOrigin lowercases an origin and drops a default port.
+func normalizeOrigin(o string) (string, error) {
+	if o == "null" {
+		return o, nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("%q is not an origin like https://app.example.com", o)
+	}
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		return u.Scheme + "://" + host + ":" + port, nil
+	}
+	return u.Scheme + "://" + host, nil
+}
+
+// sameOrigin compares a normalized origin with the request's Host. Ports
+// missing on either side are the default port of the origin's scheme, so
+// a TLS-terminating proxy in front does not break it.
+func sameOrigin(origin, hostHeader string) bool {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	defaultPort := "80"
+	if u.Scheme == "https" {
+		defaultPort = "443"
+	}
+	oport := u.Port()
+	if oport == "" {
+		oport = defaultPort
+	}
+	h, hport, err := net.SplitHostPort(hostHeader)
+	if err != nil {
+		h, hport = strings.Trim(hostHeader, "[]"), defaultPort
+	}
+	return strings.EqualFold(u.Hostname(), h) && oport == hport
+}
+
+// flushWriter lets mcp-go stream SSE responses through Caddy's response
+// writer, which is not an http.Flusher itself.
+type flushWriter struct{ w http.ResponseWriter }
+
+func (f *flushWriter) Header() http.Header         { return f.w.Header() }
+func (f *flushWriter) WriteHeader(status int)      { f.w.WriteHeader(status) }
+func (f *flushWriter) Write(p []byte) (int, error) { return f.w.Write(p) }
+func (f *flushWriter) Flush()                      { _ = http.NewResponseController(f.w).Flush() }
+func (f *flushWriter) CanStream() bool             { return true }
+func (f *flushWriter) Unwrap() http.ResponseWriter { return f.w }
+
+func metricMethod(m string) string {
+	switch m {
+	case "initialize", "ping", "tools/list", "tools/call", "server/discover",
+		"notifications/initialized", "notifications/cancelled":
+		return m
+	}
+	if strings.HasPrefix(m, "notifications/") {
+		return "notifications/other"
+	}
+	return "other"
+}
+
+// Interface guards
+var _ server.HTTPResponseWriter = (*flushWriter)(nil)

@@ -1,0 +1,218 @@
+// Package caddymcp holds the Caddy modules of caddy-mcp: the `mcp` handler,
+// which fronts a REST API as an MCP server, and their Caddyfile directives.
+package caddymcp
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
+)
+
+// Version is the plugin version, reported in initialize by default.
+const Version = "0.1.0"
+
+const (
+	defaultTimeout         = 30 * time.Second
+	defaultMaxResponseSize = 4 << 20
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Handler serves an MCP endpoint whose tools are calls to a REST API. Each
+// tool is defined in the configuration: a name, a description, a JSON Schema
+// for its arguments, and how the arguments become an HTTP request. A
+// tools/call is validated against the schema and becomes one request, either
+// to the `upstream` base URL or, without one, through the handlers that
+// follow this one in the route (such as reverse_proxy). The upstream's answer
+// becomes the tool result.
+//
+// The endpoint speaks MCP Streamable HTTP, both the 2025-11-25 revision (and
+// the earlier ones clients ask for) and the stateless 2026-07-28 revision. It
+// keeps no session state, so any number of instances serve one endpoint.
+//
+// Configuration text (headers, query values, the upstream URL, path
+// templates) may hold placeholders, resolved per call; argument values from
+// clients are never run through the replacer. Use {env.X} for secrets:
+// {$X} is substituted when the Caddyfile is adapted and ends up in the JSON
+// config.
+//
+// This handler sets these placeholders:
+//
+// Placeholder | Description
+// ------------|-------------
+// `{http.mcp.method}` | The JSON-RPC method of the request (tools/call, ...)
+// `{http.mcp.tool}` | The tool name of a tools/call
+type Handler struct {
+	// Name is the server name reported in initialize. Default: caddy-mcp.
+	Name string `json:"name,omitempty"`
+
+	// Version is the server version reported in initialize.
+	// Default: the plugin version.
+	Version string `json:"version,omitempty"`
+
+	// Instructions tell clients how to use the server. Default: none.
+	Instructions string `json:"instructions,omitempty"`
+
+	// Upstream is the REST API's base URL; its path is a prefix of every
+	// tool path. Placeholders are allowed. Without it, tool calls go
+	// through the handlers that follow in the route. Default: none.
+	Upstream string `json:"upstream,omitempty"`
+
+	// Headers are sent on every upstream request; placeholders are allowed,
+	// e.g. {env.API_KEY}. The MCP client's own headers are never forwarded.
+	// Default: none.
+	Headers http.Header `json:"headers,omitempty"`
+
+	// Timeout bounds one tool call, from the request to the last byte of
+	// the answer. Default: 30s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// MaxResponseSize bounds the upstream answer, in bytes; a larger answer
+	// is a tool error. Default: 4MiB.
+	MaxResponseSize int64 `json:"max_response_size,omitempty"`
+
+	Endpoint
+
+	// Tools are the tools this server offers.
+	Tools []*Tool `json:"tools,omitempty"`
+
+	base     *url.URL
+	baseText upstream.Text
+	client   *upstream.Client
+	tools    map[string]*compiledTool
+	logger   *zap.Logger
+	metrics  *metrics
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.mcp",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision compiles the tools and sets up the MCP server.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	if h.Name == "" {
+		h.Name = "caddy-mcp"
+	}
+	if h.Version == "" {
+		h.Version = Version
+	}
+	if h.Timeout == 0 {
+		h.Timeout = caddy.Duration(defaultTimeout)
+	}
+	if h.MaxResponseSize == 0 {
+		h.MaxResponseSize = defaultMaxResponseSize
+	}
+	if h.Upstream != "" {
+		if err := h.provisionUpstream(); err != nil {
+			return err
+		}
+		h.client = upstream.NewClient()
+	}
+
+	h.tools = make(map[string]*compiledTool, len(h.Tools))
+	srv := server.NewMCPServer(h.Name, h.Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(h.Instructions),
+		server.WithRecovery(),
+	)
+	for _, t := range h.Tools {
+		if t == nil {
+			continue
+		}
+		if _, dup := h.tools[t.Name]; dup {
+			return fmt.Errorf("tool %q is defined twice", t.Name)
+		}
+		ct, err := t.compile(h.Headers)
+		if err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		if ct.timeout == 0 {
+			ct.timeout = h.Timeout
+		}
+		h.tools[t.Name] = ct
+		srv.AddTool(ct.mcpTool, h.toolHandler(ct))
+	}
+
+	var err error
+	if h.metrics, err = newMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
+	return h.provisionEndpoint(ctx, srv, "mcp", h.logger, h.metrics)
+}
+
+func (h *Handler) provisionUpstream() error {
+	if strings.Contains(h.Upstream, "{") {
+		// Resolved per call; check what can be checked now.
+		h.baseText = upstream.NewText(h.Upstream)
+		return nil
+	}
+	u, err := parseBase(h.Upstream)
+	if err != nil {
+		return err
+	}
+	h.base = u
+	return nil
+}
+
+func parseBase(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("upstream %q: %v", s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream %q: want an http:// or https:// base URL", s)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("upstream: put credentials in a header, not in the URL")
+	}
+	u.Fragment = ""
+	return u, nil
+}
+
+// Validate checks the configuration.
+func (h *Handler) Validate() error {
+	if h.Timeout < 0 {
+		return fmt.Errorf("timeout must not be negative")
+	}
+	if h.MaxResponseSize < 0 {
+		return fmt.Errorf("max_response_size must not be negative")
+	}
+	return nil
+}
+
+// Cleanup releases the upstream connections.
+func (h *Handler) Cleanup() error {
+	if h.client != nil {
+		h.client.Close()
+	}
+	return nil
+}
+
+// ServeHTTP serves the MCP endpoint.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	return h.serveEndpoint(w, r, &routeInfo{next: next, request: r})
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

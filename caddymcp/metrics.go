@@ -1,0 +1,71 @@
+package caddymcp
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the handlers' Prometheus collectors, registered on each
+// Provision with the config's registry.
+type metrics struct {
+	requests     *prometheus.CounterVec
+	rejected     *prometheus.CounterVec
+	toolCalls    *prometheus.CounterVec
+	toolDuration *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	const ns, sub = "caddy", "mcp"
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "requests_total",
+			Help: "JSON-RPC requests received, by handler and method.",
+		}, []string{"handler", "method"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "rejected_requests_total",
+			Help: "HTTP requests refused before reaching MCP, by handler and reason.",
+		}, []string{"handler", "reason"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "tool_calls_total",
+			Help: "Tool calls, by handler, server name, tool and outcome.",
+		}, []string{"handler", "server", "tool", "outcome"}),
+		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Subsystem: sub, Name: "tool_call_duration_seconds",
+			Help:    "Time to answer a tool call, by handler, server name and tool.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"handler", "server", "tool"}),
+	}
+	var err error
+	if m.requests, err = register(reg, m.requests); err != nil {
+		return nil, err
+	}
+	if m.rejected, err = register(reg, m.rejected); err != nil {
+		return nil, err
+	}
+	if m.toolCalls, err = register(reg, m.toolCalls); err != nil {
+		return nil, err
+	}
+	if m.toolDuration, err = register(reg, m.toolDuration); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// register registers c, or returns the collector already registered under
+// its name (another handler of the same config registered it first).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	if reg == nil {
+		return c, nil
+	}
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing, nil
+			}
+		}
+		return c, err
+	}
+	return c, nil
+}

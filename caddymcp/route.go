@@ -1,0 +1,121 @@
+package caddymcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
+)
+
+// unhandledError reports that the handlers after mcp did not answer a tool
+// request, or failed it.
+type unhandledError struct{ msg string }
+
+func (e *unhandledError) Error() string { return e.msg }
+
+// serveRoute sends a tool request through the handlers that follow mcp in
+// its route, as a fresh request: prepared like a new incoming one, with its
+// own replacer and vars, so placeholders in those handlers ({path}, {uri})
+// describe the tool request, not the MCP request; answered into a
+// standalone recorder with a size cap.
+func serveRoute(ctx context.Context, route *routeInfo, req *http.Request, label, tool string, limit int64) (resp *upstream.Response, err error) {
+	if route == nil || route.next == nil {
+		return nil, &unhandledError{msg: fmt.Sprintf("nothing after mcp handled %s (no upstream is configured)", label)}
+	}
+	orig := route.request
+	req.Host = orig.Host
+	req.RemoteAddr = orig.RemoteAddr
+	req.TLS = orig.TLS
+	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/1.1", 1, 1
+	req.RequestURI = req.URL.RequestURI()
+
+	repl := caddy.NewReplacer()
+	rec := newRecorder(limit)
+	srv, _ := orig.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	req = caddyhttp.PrepareRequest(req, repl, rec, srv)
+	repl.Set("http.mcp.method", "tools/call")
+	repl.Set("http.mcp.tool", tool)
+
+	defer func() {
+		if p := recover(); p != nil {
+			resp = nil
+			switch {
+			case rec.overflow:
+				err = &upstream.TooLargeError{Limit: limit}
+			case ctx.Err() != nil:
+				err = ctx.Err()
+			case p == http.ErrAbortHandler:
+				err = &unhandledError{msg: fmt.Sprintf("%s: the handler after mcp aborted the response", label)}
+			default:
+				err = &unhandledError{msg: fmt.Sprintf("%s: the handler after mcp panicked: %v", label, p)}
+			}
+		}
+	}()
+
+	if herr := route.next.ServeHTTP(rec, req); herr != nil {
+		switch {
+		case rec.overflow:
+			return nil, &upstream.TooLargeError{Limit: limit}
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		var he caddyhttp.HandlerError
+		if errors.As(herr, &he) && he.StatusCode != 0 {
+			msg := fmt.Sprintf("%s: the handler after mcp failed with status %d", label, he.StatusCode)
+			if he.Err != nil {
+				msg += ": " + he.Err.Error()
+			}
+			return nil, &unhandledError{msg: msg}
+		}
+		return nil, &unhandledError{msg: fmt.Sprintf("%s: the handler after mcp failed: %v", label, herr)}
+	}
+	if rec.overflow {
+		return nil, &upstream.TooLargeError{Limit: limit}
+	}
+	if rec.status == 0 {
+		return nil, &unhandledError{msg: fmt.Sprintf("nothing after mcp handled %s", label)}
+	}
+	return &upstream.Response{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}, nil
+}
+
+// recorder is a standalone response writer that keeps the answer in memory,
+// at most limit bytes. Flush does nothing: the answer is read whole.
+type recorder struct {
+	header   http.Header
+	status   int
+	body     bytes.Buffer
+	limit    int64
+	overflow bool
+}
+
+func newRecorder(limit int64) *recorder {
+	return &recorder{header: make(http.Header), limit: limit}
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status != 0 || status < 200 {
+		return // informational answers and repeated calls change nothing
+	}
+	r.status = status
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	if int64(r.body.Len()+len(p)) > r.limit {
+		r.overflow = true
+		return 0, &upstream.TooLargeError{Limit: r.limit}
+	}
+	return r.body.Write(p)
+}
+
+func (r *recorder) Flush() {}

@@ -1,0 +1,119 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Response is an upstream answer, read whole into memory.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// TooLargeError reports a response body over the size limit.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the upstream response is larger than max_response_size (%s)", FormatSize(e.Limit))
+}
+
+// ReadResponse reads resp's body, at most limit bytes, and closes it. A
+// body over limit is an error, never a truncated success.
+func ReadResponse(resp *http.Response, limit int64) (*Response, error) {
+	defer resp.Body.Close()
+	if resp.ContentLength > limit {
+		return nil, &TooLargeError{Limit: limit}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, CleanError(err)
+	}
+	if int64(len(body)) > limit {
+		return nil, &TooLargeError{Limit: limit}
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// Client sends tool requests to REST upstreams over pooled keep-alive
+// connections. It never follows redirects: a redirect to another host must
+// not carry the configured headers, so the 3xx is the result.
+type Client struct {
+	transport *http.Transport
+	http      *http.Client
+}
+
+// NewClient returns a client with its own connection pool.
+func NewClient() *Client {
+	tr := &http.Transport{
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &Client{
+		transport: tr,
+		http: &http.Client{
+			Transport: tr,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+	}
+}
+
+// Do sends req and reads the answer, at most limit bytes. Errors name what
+// went wrong without the request URL, whose query may hold a key.
+func (c *Client) Do(req *http.Request, limit int64) (*Response, error) {
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, CleanError(err)
+	}
+	return ReadResponse(resp, limit)
+}
+
+// Close drops the client's idle connections.
+func (c *Client) Close() { c.transport.CloseIdleConnections() }
+
+// CleanError strips the URL that net/http puts in its errors and keeps the
+// cause. Context errors stay matchable with errors.Is.
+func CleanError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	if errors.Is(err, context.Canceled) {
+		return context.Canceled
+	}
+	return err
+}
+
+// FormatSize writes a byte count the way the configuration does (4MiB).
+func FormatSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
+}

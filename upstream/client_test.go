@@ -1,0 +1,130 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mccutchen/go-httpbin/v2/httpbin"
+)
+
+func httpbinServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(httpbin.New(httpbin.WithMaxDuration(10 * time.Second)))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func textOf(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("want one content item, got %d", len(res.Content))
+	}
+	tc, ok := res.Content[0].(mcp.TextContent)
+	if !ok {
+		t.Fatalf("content is %T, not text", res.Content[0])
+	}
+	return tc.Text
+}
+
+func call(t *testing.T, c *Client, ctx context.Context, spec Spec, base string, args map[string]any, limit int64) (*Response, Call, error) {
+	t.Helper()
+	tool, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, cl, err := tool.NewRequest(ctx, mustURL(t, base), args, mapReplacer{"env.KEY": "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req, limit)
+	return resp, cl, err
+}
+
+func TestClientAgainstHTTPBin(t *testing.T) {
+	srv := httpbinServer(t)
+	c := NewClient()
+	defer c.Close()
+	ctx := context.Background()
+
+	t.Run("json answer", func(t *testing.T) {
+		resp, cl, err := call(t, c, ctx, Spec{Method: "GET", Path: "/get", Args: []Arg{{Name: "q"}}}, srv.URL, map[string]any{"q": "x"}, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := resp.Result(cl, nil)
+		if res.IsError || !strings.Contains(textOf(t, res), `"q": [`) {
+			t.Fatalf("unexpected result %+v", res)
+		}
+	})
+
+	t.Run("redirect is not followed and its query is not shown", func(t *testing.T) {
+		resp, cl, err := call(t, c, ctx, Spec{Method: "GET", Path: "/redirect-to", Args: []Arg{{Name: "url"}}}, srv.URL,
+			map[string]any{"url": "http://other.example/next?token=abc"}, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != http.StatusFound {
+			t.Fatalf("status %d, want 302", resp.Status)
+		}
+		res := resp.Result(cl, nil)
+		text := textOf(t, res)
+		if !res.IsError || !strings.Contains(text, "302") || !strings.Contains(text, "http://other.example/next") || strings.Contains(text, "token") {
+			t.Fatalf("unexpected result %q", text)
+		}
+	})
+
+	t.Run("over the size limit", func(t *testing.T) {
+		_, _, err := call(t, c, ctx, Spec{Method: "GET", Path: "/bytes/{n}", Args: []Arg{{Name: "n"}}}, srv.URL, map[string]any{"n": "5000"}, 1000)
+		var tl *TooLargeError
+		if !errors.As(err, &tl) {
+			t.Fatalf("error %v, want TooLargeError", err)
+		}
+	})
+
+	t.Run("streamed body over the size limit", func(t *testing.T) {
+		_, _, err := call(t, c, ctx, Spec{Method: "GET", Path: "/stream-bytes/{n}", Args: []Arg{{Name: "n"}}}, srv.URL, map[string]any{"n": "5000"}, 1000)
+		var tl *TooLargeError
+		if !errors.As(err, &tl) {
+			t.Fatalf("error %v, want TooLargeError", err)
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, _, err := call(t, c, ctx, Spec{Method: "GET", Path: "/delay/3"}, srv.URL, nil, 1<<20)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("error %v, want deadline exceeded", err)
+		}
+		if time.Since(start) > 2*time.Second {
+			t.Fatalf("the timeout did not stop the call")
+		}
+	})
+
+	t.Run("unreachable, without the query in the error", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		_, _, err = call(t, c, ctx, Spec{Method: "GET", Path: "/x", Query: []Field{{"key", "{env.KEY}"}}}, "http://"+addr, nil, 1<<20)
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "key=") {
+			t.Fatalf("error shows the query: %v", err)
+		}
+		if !strings.Contains(err.Error(), "refused") {
+			t.Fatalf("error does not say what happened: %v", err)
+		}
+	})
+}

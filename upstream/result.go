@@ -1,0 +1,171 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// errorBodyPreview is how much of a failed answer's body an error shows.
+const errorBodyPreview = 512
+
+// Call names one upstream request in results and errors.
+type Call struct {
+	// Label is "<METHOD> <tool path>": the expanded path template, without
+	// the upstream's base path (which may hold a token) or the query string
+	// (which may hold a key).
+	Label string
+	// Path is the expanded tool path, escaped.
+	Path string
+	// URI addresses binary results; the caller sets it.
+	URI string
+}
+
+// Result maps the answer to a tool result. A 2xx JSON answer is its JSON
+// text and, when output is set, also structuredContent validated against
+// output; text, images and audio map to their content types; anything else
+// is an error result naming the status.
+func (r *Response) Result(call Call, output *jsonschema.Schema) *mcp.CallToolResult {
+	if r.Status < 200 || r.Status > 299 {
+		return ErrorResult(r.statusError(call))
+	}
+	if len(r.Body) == 0 {
+		return TextResult(fmt.Sprintf("%s: upstream answered %s with no content", call.Label, statusText(r.Status)))
+	}
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	jsonType := mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
+
+	if output != nil && (jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) && json.Valid(r.Body) {
+		return r.structured(call, output)
+	}
+	switch {
+	case jsonType:
+		if !json.Valid(r.Body) {
+			return ErrorResult(fmt.Sprintf("%s: upstream answered %s with invalid JSON: %s",
+				call.Label, mediaType, preview(r.Body)))
+		}
+		if output != nil {
+			return r.structured(call, output)
+		}
+		return TextResult(string(r.Body))
+	case strings.HasPrefix(mediaType, "image/"):
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			mcp.NewImageContent(base64.StdEncoding.EncodeToString(r.Body), mediaType),
+		}}
+	case strings.HasPrefix(mediaType, "audio/"):
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			mcp.NewAudioContent(base64.StdEncoding.EncodeToString(r.Body), mediaType),
+		}}
+	case strings.HasPrefix(mediaType, "text/") || utf8.Valid(r.Body):
+		if output != nil {
+			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s that is not JSON: %s",
+				call.Label, orUnknown(mediaType), preview(r.Body)))
+		}
+		return TextResult(strings.ToValidUTF8(string(r.Body), "\uFFFD"))
+	default:
+		if mediaType == "" {
+			mediaType = "application/octet-stream"
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			mcp.NewEmbeddedResource(mcp.BlobResourceContents{
+				URI:      call.URI,
+				MIMEType: mediaType,
+				Blob:     base64.StdEncoding.EncodeToString(r.Body),
+			}),
+		}}
+	}
+}
+
+func (r *Response) structured(call Call, output *jsonschema.Schema) *mcp.CallToolResult {
+	dec := json.NewDecoder(bytes.NewReader(r.Body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return ErrorResult(fmt.Sprintf("%s: upstream answered invalid JSON: %s", call.Label, preview(r.Body)))
+	}
+	if err := output.Validate(v); err != nil {
+		return ErrorResult(fmt.Sprintf("%s: the upstream answer does not match the tool's output_schema:\n- %s",
+			call.Label, strings.Join(Violations(err), "\n- ")))
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(r.Body))},
+		StructuredContent: json.RawMessage(r.Body),
+	}
+}
+
+func (r *Response) statusError(call Call) string {
+	msg := fmt.Sprintf("%s: upstream answered %s", call.Label, statusText(r.Status))
+	if r.Status >= 300 && r.Status < 400 {
+		if loc := r.Header.Get("Location"); loc != "" {
+			msg += fmt.Sprintf(" (redirect to %s, not followed)", withoutQuery(loc))
+		}
+		return msg
+	}
+	if len(r.Body) > 0 {
+		msg += ": " + preview(r.Body)
+	}
+	return msg
+}
+
+// TextResult is a successful result holding text.
+func TextResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}
+}
+
+// ErrorResult is a tool error: the model reads the message and may retry.
+func ErrorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(msg)}, IsError: true}
+}
+
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return fmt.Sprintf("%d %s", code, t)
+	}
+	return fmt.Sprintf("%d", code)
+}
+
+func orUnknown(mediaType string) string {
+	if mediaType == "" {
+		return "content of no type"
+	}
+	return mediaType
+}
+
+// preview is the start of a body for error messages: text as text, anything
+// else by its size.
+func preview(body []byte) string {
+	if !utf8.Valid(body) {
+		return fmt.Sprintf("(%d bytes of binary data)", len(body))
+	}
+	s := string(body)
+	if len(s) > errorBodyPreview {
+		cut := errorBodyPreview
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + fmt.Sprintf("… (%d bytes in all)", len(body))
+	}
+	return strings.TrimSpace(s)
+}
+
+// withoutQuery drops the query and fragment of a URL, which may hold keys.
+func withoutQuery(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			return raw[:i]
+		}
+		return raw
+	}
+	u.RawQuery, u.Fragment, u.RawFragment, u.User = "", "", "", nil
+	return u.String()
+}

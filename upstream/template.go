@@ -1,0 +1,158 @@
+package upstream
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Replacer resolves placeholders in configuration text. *caddy.Replacer
+// satisfies it; upstream itself knows nothing of Caddy.
+type Replacer interface {
+	ReplaceAll(input, empty string) string
+}
+
+// Template is a path template split once, at provision time, into literal
+// text and argument slots. Only the literal parts ever reach a Replacer:
+// argument values are inserted afterwards, escaped, so a value such as
+// "{env.API_KEY}" stays literal text.
+type Template struct {
+	parts []templatePart
+	slots []string
+}
+
+type templatePart struct {
+	text string // literal text, or the argument name when slot is true
+	slot bool
+	// dynamic marks literal text holding a placeholder.
+	dynamic bool
+}
+
+// ParseTemplate splits tmpl into literal parts and slots. {name} is a slot
+// when isArg(name) reports true. Any other {...} is left in the literal text
+// for the Replacer when it looks like a placeholder (it has a dot, as in
+// {env.X} or {http.request.header.Y}); a bare {name} that names no argument
+// is an error.
+func ParseTemplate(tmpl string, isArg func(string) bool) (Template, error) {
+	var t Template
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			s := lit.String()
+			t.parts = append(t.parts, templatePart{text: s, dynamic: strings.Contains(s, "{")})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(tmpl); i++ {
+		c := tmpl[i]
+		if c == '\\' && i+1 < len(tmpl) && (tmpl[i+1] == '{' || tmpl[i+1] == '}') {
+			lit.WriteByte(c)
+			lit.WriteByte(tmpl[i+1])
+			i++
+			continue
+		}
+		if c != '{' {
+			lit.WriteByte(c)
+			continue
+		}
+		end := strings.IndexByte(tmpl[i:], '}')
+		if end < 0 {
+			return Template{}, fmt.Errorf("unclosed '{' in %q", tmpl)
+		}
+		name := tmpl[i+1 : i+end]
+		switch {
+		case name == "":
+			return Template{}, fmt.Errorf("empty {} in %q", tmpl)
+		case isArg(name):
+			flush()
+			t.parts = append(t.parts, templatePart{text: name, slot: true})
+			t.slots = append(t.slots, name)
+		case strings.Contains(name, "."):
+			lit.WriteString(tmpl[i : i+end+1])
+		default:
+			return Template{}, fmt.Errorf("{%s} in %q names no argument", name, tmpl)
+		}
+		i += end
+	}
+	flush()
+	return t, nil
+}
+
+// Slots returns the argument names used in the template, in order.
+func (t Template) Slots() []string { return t.slots }
+
+// HasSlot reports whether name is one of the template's slots.
+func (t Template) HasSlot(name string) bool {
+	for _, s := range t.slots {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ExpandPath returns the escaped path: literal parts through repl, slot
+// values percent-encoded as one path segment each. A slot value of "." or
+// ".." is refused, since it would move the request to another resource.
+func (t Template) ExpandPath(args map[string]any, repl Replacer) (string, error) {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if !p.slot {
+			b.WriteString(expandLiteral(p, repl))
+			continue
+		}
+		v, ok := args[p.text]
+		if !ok || v == nil {
+			return "", fmt.Errorf("argument %q is required in the path", p.text)
+		}
+		s, err := scalarString(v)
+		if err != nil {
+			return "", fmt.Errorf("argument %q: %w", p.text, err)
+		}
+		if s == "" {
+			return "", fmt.Errorf("argument %q: an empty value cannot go in the path", p.text)
+		}
+		if dotSegment(s) {
+			return "", fmt.Errorf("argument %q: %q is not allowed as a path value (a . or .. segment)", p.text, s)
+		}
+		b.WriteString(url.PathEscape(s))
+	}
+	return b.String(), nil
+}
+
+// dotSegment reports whether s is, or has a segment that is, "." or "..".
+// The value is escaped as one segment, but many servers decode %2F before
+// resolving the path, so a ".." inside is refused too.
+func dotSegment(s string) bool {
+	for _, seg := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return s == "." || s == ".."
+}
+
+func expandLiteral(p templatePart, repl Replacer) string {
+	if !p.dynamic || repl == nil {
+		return p.text
+	}
+	return repl.ReplaceAll(p.text, "")
+}
+
+// Text is configuration text that may hold placeholders, such as a fixed
+// header or query value. It is resolved through the Replacer on each call.
+type Text struct {
+	raw     string
+	dynamic bool
+}
+
+// NewText prepares s for resolution.
+func NewText(s string) Text { return Text{raw: s, dynamic: strings.Contains(s, "{")} }
+
+// Resolve returns the text with placeholders replaced.
+func (t Text) Resolve(repl Replacer) string {
+	if !t.dynamic || repl == nil {
+		return t.raw
+	}
+	return repl.ReplaceAll(t.raw, "")
+}

@@ -1,0 +1,278 @@
+package upstream
+
+import (
+	"context"
+	"io"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// mapReplacer stands in for Caddy's replacer: {key} becomes its value.
+type mapReplacer map[string]string
+
+func (m mapReplacer) ReplaceAll(s, empty string) string {
+	for k, v := range m {
+		s = strings.ReplaceAll(s, "{"+k+"}", v)
+	}
+	return s
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestParseTemplate(t *testing.T) {
+	isArg := func(n string) bool { return n == "owner" || n == "repo" }
+	tests := []struct {
+		tmpl    string
+		slots   []string
+		wantErr string
+	}{
+		{tmpl: "/repos/{owner}/{repo}", slots: []string{"owner", "repo"}},
+		{tmpl: "/static"},
+		{tmpl: "/t/{env.TENANT}/{owner}", slots: []string{"owner"}},
+		{tmpl: "/x/{missing}", wantErr: "{missing}"},
+		{tmpl: "/x/{owner", wantErr: "unclosed"},
+		{tmpl: "/x/{}", wantErr: "empty"},
+		{tmpl: `/x/\{literal\}`},
+	}
+	for _, tt := range tests {
+		tpl, err := ParseTemplate(tt.tmpl, isArg)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error %v, want one containing %q", tt.tmpl, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.tmpl, err)
+			continue
+		}
+		if strings.Join(tpl.Slots(), ",") != strings.Join(tt.slots, ",") {
+			t.Errorf("%s: slots %v, want %v", tt.tmpl, tpl.Slots(), tt.slots)
+		}
+	}
+}
+
+func TestExpandPath(t *testing.T) {
+	tpl, err := ParseTemplate("/t/{env.TENANT}/files/{path}", func(n string) bool { return n == "path" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	repl := mapReplacer{"env.TENANT": "acme", "env.KEY": "s3cret"}
+	tests := []struct {
+		value   any
+		want    string
+		wantErr string
+	}{
+		{value: "readme.md", want: "/t/acme/files/readme.md"},
+		{value: "docs/a b.md", want: "/t/acme/files/docs%2Fa%20b.md"},
+		{value: "{env.KEY}", want: "/t/acme/files/%7Benv.KEY%7D"},
+		{value: 42.0, want: "/t/acme/files/42"},
+		{value: true, want: "/t/acme/files/true"},
+		{value: "..", wantErr: "not allowed"},
+		{value: ".", wantErr: "not allowed"},
+		{value: "a/../../etc", wantErr: "not allowed"},
+		{value: `a\..\b`, wantErr: "not allowed"},
+		{value: "", wantErr: "empty"},
+		{value: []any{"a"}, wantErr: "arrays and objects"},
+		{value: nil, wantErr: "required"},
+	}
+	for _, tt := range tests {
+		got, err := tpl.ExpandPath(map[string]any{"path": tt.value}, repl)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%v: error %v, want one containing %q", tt.value, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%v: got %q, %v; want %q", tt.value, got, err, tt.want)
+		}
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    Spec
+		wantErr string
+	}{
+		{"method", Spec{Method: "TRACE", Path: "/"}, "method"},
+		{"relative path", Spec{Method: "GET", Path: "items"}, "must start with /"},
+		{"unknown slot", Spec{Method: "GET", Path: "/items/{id}"}, "{id}"},
+		{"in path without slot", Spec{Method: "GET", Path: "/items", Args: []Arg{{Name: "id", In: InPath}}}, "has no {id}"},
+		{"slot placed elsewhere", Spec{Method: "GET", Path: "/items/{id}", Args: []Arg{{Name: "id", In: InQuery}}}, "placed in query"},
+		{"array in path", Spec{Method: "GET", Path: "/items/{id}", Args: []Arg{{Name: "id", Type: "array"}}}, "cannot go in the path"},
+		{"object in header", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "h", Type: "object", In: InHeader}}}, "cannot go in the header"},
+		{"header_name without header", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "h", HeaderName: "X-H"}}}, "header_name"},
+		{"header over fixed", Spec{Method: "GET", Path: "/", Header: []Field{{"Authorization", "k"}}, Args: []Arg{{Name: "auth", In: InHeader, HeaderName: "authorization"}}}, "already set"},
+		{"forbidden header", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "h", In: InHeader, HeaderName: "Host"}}}, "cannot be set"},
+		{"bad placement", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "x", In: "cookie"}}}, "unknown placement"},
+		{"body arg missing", Spec{Method: "POST", Path: "/", Body: BodyArg, BodyArg: "items"}, "names no argument"},
+		{"body arg not in body", Spec{Method: "POST", Path: "/", Body: BodyArg, BodyArg: "q", Args: []Arg{{Name: "q", In: InQuery}}}, "placed in the query"},
+		{"body arg plus other body", Spec{Method: "POST", Path: "/", Body: BodyArg, BodyArg: "a", Args: []Arg{{Name: "a"}, {Name: "b"}}}, "also placed in the body"},
+		{"object in form", Spec{Method: "POST", Path: "/", Body: BodyForm, Args: []Arg{{Name: "o", Type: "object"}}}, "form body"},
+		{"unknown body", Spec{Method: "POST", Path: "/", Body: "xml"}, "unknown body mode"},
+		{"duplicate arg", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "a"}, {Name: "a"}}}, "twice"},
+	}
+	for _, tt := range tests {
+		_, err := New(tt.spec)
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.wantErr)
+		}
+	}
+}
+
+func TestNewRequest(t *testing.T) {
+	base := mustURL(t, "https://api.example.com/v2/?key={env.KEY}")
+	base.RawQuery = "fixed=1"
+	repl := mapReplacer{"env.KEY": "s3cret"}
+	tests := []struct {
+		name       string
+		spec       Spec
+		args       map[string]any
+		wantURL    string
+		wantHeader map[string]string
+		wantBody   string
+		wantLabel  string
+	}{
+		{
+			name:      "path query header",
+			spec:      Spec{Method: "get", Path: "/repos/{owner}/{repo}", Args: []Arg{{Name: "owner"}, {Name: "repo"}, {Name: "state"}, {Name: "trace", In: InHeader, HeaderName: "x-trace"}}},
+			args:      map[string]any{"owner": "a b", "repo": "r", "state": "open", "trace": "t1"},
+			wantURL:   "https://api.example.com/v2/repos/a%20b/r?fixed=1&state=open",
+			wantLabel: "GET /repos/a%20b/r",
+			wantHeader: map[string]string{
+				"X-Trace": "t1", "User-Agent": "caddy-mcp",
+			},
+		},
+		{
+			name:    "arrays repeat the key",
+			spec:    Spec{Method: "GET", Path: "/s", Args: []Arg{{Name: "tags", Type: "array"}}},
+			args:    map[string]any{"tags": []any{"a", "b", 3.0}},
+			wantURL: "https://api.example.com/v2/s?fixed=1&tags=a&tags=b&tags=3",
+		},
+		{
+			name:       "fixed query and header resolve placeholders, arguments do not",
+			spec:       Spec{Method: "GET", Path: "/s", Query: []Field{{"api_key", "{env.KEY}"}}, Header: []Field{{"Authorization", "Bearer {env.KEY}"}}, Args: []Arg{{Name: "q"}}},
+			args:       map[string]any{"q": "{env.KEY}"},
+			wantURL:    "https://api.example.com/v2/s?api_key=s3cret&fixed=1&q=%7Benv.KEY%7D",
+			wantHeader: map[string]string{"Authorization": "Bearer s3cret"},
+		},
+		{
+			name:       "json body",
+			spec:       Spec{Method: "POST", Path: "/items", Args: []Arg{{Name: "name"}, {Name: "tags", Type: "array"}, {Name: "dry", In: InQuery}}},
+			args:       map[string]any{"name": "x", "tags": []any{"a"}, "dry": true},
+			wantURL:    "https://api.example.com/v2/items?dry=true&fixed=1",
+			wantBody:   `{"name":"x","tags":["a"]}`,
+			wantHeader: map[string]string{"Content-Type": "application/json"},
+		},
+		{
+			name:     "json body with every body argument omitted",
+			spec:     Spec{Method: "POST", Path: "/items", Args: []Arg{{Name: "name"}}},
+			args:     map[string]any{},
+			wantURL:  "https://api.example.com/v2/items?fixed=1",
+			wantBody: `{}`,
+		},
+		{
+			name:       "form body",
+			spec:       Spec{Method: "POST", Path: "/f", Body: BodyForm, Args: []Arg{{Name: "a"}, {Name: "b", Type: "array"}}},
+			args:       map[string]any{"a": "1 2", "b": []any{"x", "y"}},
+			wantURL:    "https://api.example.com/v2/f?fixed=1",
+			wantBody:   "a=1+2&b=x&b=y",
+			wantHeader: map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
+		},
+		{
+			name:     "whole body argument",
+			spec:     Spec{Method: "PUT", Path: "/list", Body: BodyArg, BodyArg: "items", Args: []Arg{{Name: "items", Type: "array"}}},
+			args:     map[string]any{"items": []any{1.0, "two"}},
+			wantURL:  "https://api.example.com/v2/list?fixed=1",
+			wantBody: `[1,"two"]`,
+		},
+		{
+			name:    "undeclared arguments of a free-form schema follow the default rule",
+			spec:    Spec{Method: "DELETE", Path: "/x/{id}", Args: []Arg{{Name: "id"}}},
+			args:    map[string]any{"id": 7.0, "force": true},
+			wantURL: "https://api.example.com/v2/x/7?fixed=1&force=true",
+		},
+		{
+			name:    "large numbers are not written with an exponent",
+			spec:    Spec{Method: "GET", Path: "/n", Args: []Arg{{Name: "n", Type: "integer"}}},
+			args:    map[string]any{"n": 1e21},
+			wantURL: "https://api.example.com/v2/n?fixed=1&n=1000000000000000000000",
+		},
+	}
+	for _, tt := range tests {
+		tool, err := New(tt.spec)
+		if err != nil {
+			t.Errorf("%s: New: %v", tt.name, err)
+			continue
+		}
+		req, call, err := tool.NewRequest(context.Background(), base, tt.args, repl)
+		if err != nil {
+			t.Errorf("%s: NewRequest: %v", tt.name, err)
+			continue
+		}
+		if got := req.URL.String(); got != tt.wantURL {
+			t.Errorf("%s: URL %s, want %s", tt.name, got, tt.wantURL)
+		}
+		if tt.wantLabel != "" && call.Label != tt.wantLabel {
+			t.Errorf("%s: label %q, want %q", tt.name, call.Label, tt.wantLabel)
+		}
+		for k, v := range tt.wantHeader {
+			if got := req.Header.Get(k); got != v {
+				t.Errorf("%s: header %s = %q, want %q", tt.name, k, got, v)
+			}
+		}
+		var body string
+		if req.Body != nil {
+			b, _ := io.ReadAll(req.Body)
+			body = string(b)
+		}
+		if body != tt.wantBody {
+			t.Errorf("%s: body %q, want %q", tt.name, body, tt.wantBody)
+		}
+	}
+}
+
+func TestNewRequestRefusesBadValues(t *testing.T) {
+	tool, err := New(Spec{Method: "GET", Path: "/f/{p}", Args: []Arg{{Name: "p"}, {Name: "h", In: InHeader}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := mustURL(t, "http://127.0.0.1/")
+	for _, args := range []map[string]any{
+		{"p": ".."},
+		{"p": "ok", "h": "a\r\nX-Injected: 1"},
+		{"p": "ok", "h": map[string]any{"a": 1.0}},
+	} {
+		if _, _, err := tool.NewRequest(context.Background(), base, args, nil); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+func TestApplyDefaults(t *testing.T) {
+	tool, err := New(Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "limit", Default: 10.0}, {Name: "q"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]any{"q": "x"}
+	out := tool.ApplyDefaults(in)
+	if out["limit"] != 10.0 || out["q"] != "x" {
+		t.Errorf("defaults not applied: %v", out)
+	}
+	if _, changed := in["limit"]; changed {
+		t.Error("ApplyDefaults changed its input")
+	}
+	if got := tool.ApplyDefaults(map[string]any{"limit": 3.0}); got["limit"] != 3.0 {
+		t.Errorf("a given value was replaced by the default: %v", got)
+	}
+}

@@ -1,0 +1,76 @@
+package upstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+var errNotScalar = errors.New("arrays and objects cannot go here")
+
+// scalarString formats a JSON scalar the way it is written in a URL or a
+// header: strings as they are, numbers without exponent or trailing zeros,
+// booleans as true and false.
+func scalarString(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return "", fmt.Errorf("number %v cannot be sent", v)
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case json.Number:
+		return v.String(), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case nil:
+		return "", nil
+	default:
+		return "", errNotScalar
+	}
+}
+
+// queryStrings formats a value for the query string or a form body: a
+// scalar is one value, an array repeats the key once per item, and an
+// object (only reachable through a free-form input_schema) is sent as its
+// JSON text.
+func queryStrings(v any) ([]string, error) {
+	switch v := v.(type) {
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, item := range v {
+			s, err := scalarString(item)
+			if errors.Is(err, errNotScalar) {
+				b, jerr := json.Marshal(item)
+				if jerr != nil {
+					return nil, jerr
+				}
+				s, err = string(b), nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	case map[string]any:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return []string{string(b)}, nil
+	default:
+		s, err := scalarString(v)
+		if err != nil {
+			return nil, err
+		}
+		return []string{s}, nil
+	}
+}
