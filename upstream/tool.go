@@ -80,7 +80,7 @@ type Tool struct {
 	bodyArg  string
 	// extra is where arguments that are not declared go (a free-form
 	// input_schema may allow them).
-	extra    Placement
+	extra Placement
 	// hasBody is set when a declared argument goes in the body: the body
 	// is then sent even when every body argument is omitted.
 	hasBody bool
