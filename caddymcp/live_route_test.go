@@ -1,0 +1,151 @@
+package caddymcp
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Route mode: without upstream, a tool call goes through the handlers that
+// follow mcp, as a fresh request, so reverse_proxy serves it.
+func TestLiveRouteMode(t *testing.T) {
+	bin := startHTTPBin(t)
+	tools := fmt.Sprintf(restTools, "")
+	layouts := []struct {
+		name string
+		site string
+	}{
+		{"inside route", fmt.Sprintf(`http://:9080 {
+	route {
+		mcp /mcp {
+			%s
+		}
+		reverse_proxy %s {
+			header_up X-Seen-Path {path}
+			header_up X-Seen-Tool {http.mcp.tool}
+		}
+	}
+}`, tools, bin)},
+		{"at site level", fmt.Sprintf(`http://:9080 {
+	mcp /mcp {
+		%s
+	}
+	reverse_proxy %s {
+		header_up X-Seen-Path {path}
+		header_up X-Seen-Tool {http.mcp.tool}
+	}
+}`, tools, bin)},
+		{"with handle blocks", fmt.Sprintf(`http://:9080 {
+	handle /mcp {
+		mcp {
+			%s
+		}
+	}
+	handle {
+		reverse_proxy %s {
+			header_up X-Seen-Path {path}
+			header_up X-Seen-Tool {http.mcp.tool}
+		}
+	}
+}`, tools, bin)},
+	}
+	for _, layout := range layouts {
+		t.Run(layout.name, func(t *testing.T) {
+			loadCaddyfile(t, "", layout.site)
+			for _, era := range eras {
+				t.Run(era, func(t *testing.T) {
+					c := connect(t, "/mcp", era, map[string]string{
+						"Authorization": "Bearer client-token",
+						"Cookie":        "session=client-cookie",
+						"X-User":        "alice",
+					})
+					t.Run("placeholders describe the tool request", func(t *testing.T) {
+						e := parseEcho(t, callTool(t, c, "repo", map[string]any{"owner": "o", "repo": "r"}))
+						if got := strings.Join(e.Headers["X-Seen-Path"], ""); got != "/anything/repos/o/r" {
+							t.Errorf("{path} in the following handler is %q, want the tool's path", got)
+						}
+						if got := strings.Join(e.Headers["X-Seen-Tool"], ""); got != "repo" {
+							t.Errorf("{http.mcp.tool} in the following handler is %q", got)
+						}
+					})
+					runRESTScenarios(t, c, "/mcp")
+				})
+			}
+		})
+	}
+}
+
+func TestLiveRouteModeFailures(t *testing.T) {
+	t.Run("nothing after mcp", func(t *testing.T) {
+		loadCaddyfile(t, "", `http://:9080 {
+	route {
+		mcp /mcp {
+			tool orders {
+				description "List orders."
+				get /orders
+			}
+		}
+	}
+}`)
+		for _, era := range eras {
+			c := connect(t, "/mcp", era, nil)
+			wantToolError(t, callTool(t, c, "orders", nil), "nothing after mcp handled GET /orders")
+			stillServing(t, "/mcp")
+		}
+	})
+
+	t.Run("reverse_proxy to an upstream that is down", func(t *testing.T) {
+		loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	route {
+		mcp /mcp {
+			tool orders {
+				description "List orders."
+				get /orders
+			}
+		}
+		reverse_proxy %s
+	}
+}`, closedAddr(t)))
+		for _, era := range eras {
+			c := connect(t, "/mcp", era, nil)
+			wantToolError(t, callTool(t, c, "orders", nil), "GET /orders", "502")
+			stillServing(t, "/mcp")
+		}
+	})
+
+	t.Run("a handler that answers nothing for the path", func(t *testing.T) {
+		loadCaddyfile(t, "", `http://:9080 {
+	mcp /mcp {
+		tool orders {
+			description "List orders."
+			get /orders
+		}
+	}
+	respond /other "not for tools"
+}`)
+		c := connect(t, "/mcp", eras[0], nil)
+		wantToolError(t, callTool(t, c, "orders", nil), "nothing after mcp handled GET /orders")
+	})
+
+	t.Run("handler answer over the cap aborts cleanly", func(t *testing.T) {
+		bin := startHTTPBin(t)
+		loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	route {
+		mcp /mcp {
+			max_response_size 1KiB
+			tool bytes {
+				description "n bytes"
+				get /stream-bytes/{n}
+				arg n integer required
+			}
+		}
+		reverse_proxy %s
+	}
+}`, bin))
+		for _, era := range eras {
+			c := connect(t, "/mcp", era, nil)
+			wantToolError(t, callTool(t, c, "bytes", map[string]any{"n": 50000}), "max_response_size (1KiB)")
+			wantOK(t, callTool(t, c, "bytes", map[string]any{"n": 100}))
+		}
+	})
+}
