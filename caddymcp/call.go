@@ -43,6 +43,9 @@ type callRecord struct {
 func (h *Handler) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
+		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			notifyProgress(ctx, req.Params.Meta.ProgressToken, ct.name)
+		}
 		res, rec := h.call(ctx, ct, req.Params.Arguments)
 		h.observe(ct.name, rec, time.Since(start))
 		return res, nil
@@ -125,6 +128,20 @@ func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.Cal
 		rec.outcome = outcomeStatus
 	}
 	return res, rec
+}
+
+// notifyProgress tells a client that asked for progress that the call has
+// started. The response then streams as SSE, flushed through Caddy's writer.
+func notifyProgress(ctx context.Context, token mcp.ProgressToken, tool string) {
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return
+	}
+	_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+		"progressToken": token,
+		"progress":      0,
+		"message":       "calling " + tool,
+	})
 }
 
 // baseURL is the upstream base URL for this call; empty in route mode.
