@@ -456,3 +456,32 @@ func TestLiveBadRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveOlderProtocolVersions: clients that ask for an earlier revision
+// get it, and can call tools with it.
+func TestLiveOlderProtocolVersions(t *testing.T) {
+	bin := startHTTPBin(t)
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	mcp /mcp {
+		upstream %s
+		tool get {
+			description "x"
+			get /get
+		}
+	}
+}`, bin))
+	for _, version := range []string{"2024-11-05", "2025-03-26", "2025-06-18"} {
+		t.Run(version, func(t *testing.T) {
+			init := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`, version)
+			resp, body := rawPost(t, "/mcp", []byte(init), map[string]string{"MCP-Protocol-Version": ""})
+			if resp.StatusCode != 200 || !strings.Contains(string(body), `"protocolVersion":"`+version+`"`) {
+				t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+			}
+			call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get","arguments":{}}}`
+			resp, body = rawPost(t, "/mcp", []byte(call), map[string]string{"MCP-Protocol-Version": version})
+			if resp.StatusCode != 200 || !strings.Contains(string(body), `\"url\"`) || strings.Contains(string(body), `"isError":true`) {
+				t.Fatalf("tools/call: %d %s", resp.StatusCode, body)
+			}
+		})
+	}
+}
