@@ -433,6 +433,8 @@ func TestLiveBadRequests(t *testing.T) {
 		wantStatus int
 		wantInBody string
 	}{
+		{"notification", "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, ""},
+		{"cancellation of an unknown request", "POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`, 202, ""},
 		{"malformed JSON", "POST", `{"jsonrpc":"2.0","id":1,`, 400, `"code":-32700`},
 		{"batch", "POST", `[` + pingBody + `]`, 400, `"code":-32600`},
 		{"unknown method", "POST", `{"jsonrpc":"2.0","id":1,"method":"no/such"}`, 200, `"code":-32601`},
