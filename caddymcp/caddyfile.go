@@ -270,8 +270,16 @@ func parseArg(d *caddyfile.Dispenser, tool string) (*Arg, error) {
 		a.Description, descSet = word, true
 	}
 	var defaults, enum []string
+	seen := make(map[string]bool)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch key := d.Val(); key {
+		key := d.Val()
+		if key != "enum" {
+			if seen[key] {
+				return nil, d.Errf("tool %s: arg %s: %s is set twice", tool, a.Name, key)
+			}
+			seen[key] = true
+		}
+		switch key {
 		case "in":
 			if err := oneArg(d, &a.In); err != nil {
 				return nil, err
@@ -286,16 +294,15 @@ func parseArg(d *caddyfile.Dispenser, tool string) (*Arg, error) {
 				return nil, err
 			}
 		case "default":
-			if defaults != nil {
-				return nil, d.Errf("tool %s: arg %s: default is set twice", tool, a.Name)
-			}
 			if defaults = d.RemainingArgs(); len(defaults) == 0 {
 				return nil, d.ArgErr()
 			}
 		case "enum":
-			if enum = append(enum, d.RemainingArgs()...); len(enum) == 0 {
+			values := d.RemainingArgs()
+			if len(values) == 0 {
 				return nil, d.ArgErr()
 			}
+			enum = append(enum, values...)
 		default:
 			return nil, d.Errf("tool %s: arg %s: unknown subdirective %q", tool, a.Name, key)
 		}
@@ -354,10 +361,11 @@ func literalValue(word string, tokens []string) (json.RawMessage, error) {
 	case "string":
 		return json.Marshal(tok)
 	case "integer":
-		if _, err := strconv.ParseInt(tok, 10, 64); err != nil {
+		n, err := strconv.ParseInt(tok, 10, 64)
+		if err != nil {
 			return nil, fmt.Errorf("%q is not an integer", tok)
 		}
-		return json.RawMessage(tok), nil
+		return json.Marshal(n)
 	case "number":
 		f, err := strconv.ParseFloat(tok, 64)
 		if err != nil {
@@ -430,6 +438,13 @@ var shorthandArgs = func() map[string]string {
 		"remote_host", "http.request.remote.host", "remote_port", "http.request.remote.port",
 		"scheme", "http.request.scheme", "uuid", "http.request.uuid", "client_ip", "http.vars.client_ip",
 		"upstream_hostport", "http.reverse_proxy.upstream.hostport",
+		"tls_cipher", "http.request.tls.cipher_suite", "tls_version", "http.request.tls.version",
+		"tls_client_fingerprint", "http.request.tls.client.fingerprint",
+		"tls_client_issuer", "http.request.tls.client.issuer",
+		"tls_client_serial", "http.request.tls.client.serial",
+		"tls_client_subject", "http.request.tls.client.subject",
+		"tls_client_certificate_pem", "http.request.tls.client.certificate_pem",
+		"tls_client_certificate_der_base64", "http.request.tls.client.certificate_der_base64",
 	}
 	m := make(map[string]string, len(pairs)/2)
 	for i := 0; i < len(pairs); i += 2 {
@@ -444,6 +459,8 @@ var shorthandPrefixes = [][2]string{
 	{"http.request.host.labels.", "labels."}, {"http.request.uri.path.file.", "file."},
 	{"http.request.uri.path.", "path."}, {"http.request.uri.query.", "query."},
 	{"http.regexp.", "re."}, {"http.vars.", "vars."},
+	{"http.reverse_proxy.", "rp."}, {"http.intercept.", "resp."}, {"http.error.", "err."},
+	{"http.matchers.file.", "file_match."},
 }
 
 var placeholderPattern = regexp.MustCompile(`\{[^{}]+\}`)
@@ -458,6 +475,16 @@ func mapShorthands(t *Tool) {
 	names := make(map[string]bool, len(t.Args))
 	for _, a := range t.Args {
 		names[a.Name] = true
+	}
+	// Beside input_schema, the schema's top-level properties are the
+	// arguments, with or without an arg line.
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(t.InputSchema, &schema) == nil {
+		for name := range schema.Properties {
+			names[name] = true
+		}
 	}
 	t.Path = placeholderPattern.ReplaceAllStringFunc(t.Path, func(ph string) string {
 		inner := ph[1 : len(ph)-1]
