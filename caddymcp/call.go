@@ -152,8 +152,13 @@ func (h *Handler) baseURL(r upstream.Replacer) (*url.URL, error) {
 	if h.Upstream == "" {
 		return &url.URL{}, nil
 	}
-	// The upstream URL holds placeholders: resolve them for this call.
-	return parseBase(h.baseText.Resolve(r))
+	// The upstream URL holds placeholders: resolve them for this call. The
+	// resolved URL may hold a secret, so the error does not show it.
+	u, err := parseBase(h.baseText.Resolve(r))
+	if err != nil {
+		return nil, fmt.Errorf("the upstream URL %s does not resolve to an http:// or https:// URL for this call", h.Upstream)
+	}
+	return u, nil
 }
 
 // observe logs one call and counts it. Production logs stay quiet: calls

@@ -487,3 +487,31 @@ func TestLiveOlderProtocolVersions(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveUpstreamFromPlaceholder resolves the upstream URL per call.
+func TestLiveUpstreamFromPlaceholder(t *testing.T) {
+	bin := startHTTPBin(t)
+	t.Setenv("CADDY_MCP_TEST_UPSTREAM", bin+"/anything/base")
+	loadCaddyfile(t, "", `http://:9080 {
+	mcp /mcp {
+		upstream {env.CADDY_MCP_TEST_UPSTREAM}
+		tool get {
+			description "x"
+			get /items
+		}
+	}
+	mcp /unset {
+		upstream {env.CADDY_MCP_TEST_UNSET}/x
+		tool get {
+			description "x"
+			get /items
+		}
+	}
+}`)
+	c := connect(t, "/mcp", eras[0], nil)
+	if e := parseEcho(t, callTool(t, c, "get", nil)); !strings.HasSuffix(e.URL, "/anything/base/items") {
+		t.Errorf("url %s", e.URL)
+	}
+	c = connect(t, "/unset", eras[0], nil)
+	wantToolError(t, callTool(t, c, "get", nil), "{env.CADDY_MCP_TEST_UNSET}/x", "does not resolve")
+}
