@@ -1,0 +1,294 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+)
+
+// execution is one run of the model's code in its own goja runtime. All
+// use of the runtime happens on the execution's goroutine; binding calls
+// run on goroutines of their own and hand their results back as jobs.
+type execution struct {
+	ctx      context.Context
+	limits   Limits
+	script   *script
+	bindings []Binding
+	vm       *goja.Runtime
+
+	// jobs carries work for the execution's goroutine: settling a binding
+	// call's promise, running a timer. Senders give up once done is closed.
+	jobs    chan func()
+	done    chan struct{}
+	pending int // binding calls and timers not yet settled
+
+	calls    int
+	callSlot chan struct{}
+	timers   map[int64]*time.Timer
+	timerID  int64
+
+	mu      sync.Mutex // guards logs and stopped, read by abandon
+	logs    logBuffer
+	stopped bool
+
+	// Originals of built-ins the code could replace.
+	jsonParse  goja.Callable
+	errorCtor  goja.Value
+	errorCtors map[string]goja.Value
+	noop       goja.Callable
+}
+
+func newExecution(ctx context.Context, l Limits, s *script, bindings []Binding) *execution {
+	return &execution{
+		ctx:      ctx,
+		limits:   l,
+		script:   s,
+		bindings: bindings,
+		jobs:     make(chan func(), 64),
+		done:     make(chan struct{}),
+		callSlot: make(chan struct{}, l.MaxParallelCalls),
+		timers:   make(map[int64]*time.Timer),
+		logs:     logBuffer{limit: l.MaxOutput},
+	}
+}
+
+// run executes the script and waits for its promise to settle.
+func (ex *execution) run() (res *Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			// A bug, not the model's code: report it and keep the process.
+			res = ex.result(nil, &Error{Kind: KindException, Message: fmt.Sprintf("internal error in the sandbox: %v", p)})
+		}
+		ex.stop()
+	}()
+	vm := goja.New()
+	ex.vm = vm
+	vm.SetMaxCallStackSize(ex.limits.MaxStackDepth)
+	vm.SetParserOptions(parser.WithDisableSourceMaps)
+	if err := ex.setup(); err != nil {
+		return ex.result(nil, &Error{Kind: KindException, Message: "setting up the sandbox: " + err.Error()})
+	}
+	stopWatch := watchMemory(ex.limits.MaxMemory, ex.interrupt)
+	defer stopWatch()
+	deadline := time.AfterFunc(ex.limits.Timeout, func() {
+		ex.interrupt(&Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout)})
+	})
+	defer deadline.Stop()
+	stopCtx := context.AfterFunc(ex.ctx, func() {
+		if errors.Is(ex.ctx.Err(), context.Canceled) {
+			ex.interrupt(&Error{Kind: KindTimeout, Message: "the execution was canceled"})
+		}
+	})
+	defer stopCtx()
+
+	v, err := vm.RunProgram(ex.script.program)
+	if err != nil {
+		return ex.result(nil, ex.jsError(err))
+	}
+	promise, ok := v.Export().(*goja.Promise)
+	if !ok {
+		return ex.result(nil, &Error{Kind: KindException, Message: "internal error: the wrapped code did not return a promise"})
+	}
+	for promise.State() == goja.PromiseStatePending {
+		if ex.pending == 0 {
+			return ex.result(nil, &Error{Kind: KindException, Message: "the code awaits a promise that nothing will ever settle (no tool call or timer is pending)"})
+		}
+		select {
+		case job := <-ex.jobs:
+			if err := ex.runJob(job); err != nil {
+				return ex.result(nil, ex.jsError(err))
+			}
+		case <-ex.ctx.Done():
+			// The interrupt is pending: let it surface through the runtime.
+			if _, err := ex.noop(goja.Undefined()); err != nil {
+				return ex.result(nil, ex.jsError(err))
+			}
+			return ex.result(nil, &Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout)})
+		}
+	}
+	if promise.State() == goja.PromiseStateRejected {
+		return ex.result(nil, ex.thrown(promise.Result()))
+	}
+	return ex.returned(promise.Result())
+}
+
+// runJob runs one job on the execution's goroutine. Jobs call into the
+// runtime (resolve, timer callbacks); uncatchable errors come back here.
+func (ex *execution) runJob(job func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(error); ok {
+				err = e
+				return
+			}
+			panic(p)
+		}
+	}()
+	job()
+	return nil
+}
+
+// returned turns the code's return value into the result.
+func (ex *execution) returned(v goja.Value) (res *Result) {
+	if v == nil || goja.IsUndefined(v) {
+		return ex.result(nil, nil)
+	}
+	var text string
+	var ok bool
+	fn := func(goja.FunctionCall) goja.Value {
+		text, ok = ex.stringify(v, nil, nil)
+		return goja.Undefined()
+	}
+	call, _ := goja.AssertFunction(ex.vm.ToValue(fn))
+	if _, err := call(goja.Undefined()); err != nil {
+		e := ex.jsError(err)
+		if e.Kind == KindException {
+			e.Message = "the returned value cannot be turned into JSON: " + e.Message
+		}
+		return ex.result(nil, e)
+	}
+	if !ok {
+		return ex.result(nil, nil)
+	}
+	return ex.result([]byte(text), nil)
+}
+
+func (ex *execution) result(value []byte, err *Error) *Result {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if err == nil && ex.pending > 0 {
+		ex.logs.note(fmt.Sprintf("[%d tool call(s) or timer(s) still running when the code finished were dropped; await every call]", ex.pending))
+	}
+	return &Result{Value: value, Logs: ex.logs.lines(), Err: err, ToolCalls: ex.calls}
+}
+
+// abandon is the result of an execution that did not come back in time:
+// the logs so far and a timeout error.
+func (ex *execution) abandon() *Result {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return &Result{Logs: ex.logs.lines(), ToolCalls: ex.calls,
+		Err: &Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout) + " (it was stuck in a built-in function)"}}
+}
+
+// stop ends the execution: pending binding calls and timers are dropped.
+func (ex *execution) stop() {
+	ex.mu.Lock()
+	ex.stopped = true
+	ex.mu.Unlock()
+	close(ex.done)
+	for _, t := range ex.timers {
+		t.Stop()
+	}
+}
+
+// interrupt stops the running code with e; safe from any goroutine.
+func (ex *execution) interrupt(e *Error) {
+	if ex.vm != nil {
+		ex.vm.Interrupt(e)
+	}
+}
+
+// limit ends the execution with a limit error, from a native function: the
+// interrupt cannot be caught, and the throw stops the built-in at once.
+func (ex *execution) limit(msg string) {
+	e := &Error{Kind: KindLimit, Message: msg}
+	ex.vm.Interrupt(e)
+	panic(ex.newError("RangeError", msg))
+}
+
+// checkpoint lets a pending interrupt take effect from native code.
+func (ex *execution) checkpoint() {
+	if _, err := ex.noop(goja.Undefined()); err != nil {
+		panic(err)
+	}
+}
+
+// post hands a job to the execution's goroutine, or drops it once the
+// execution has ended. It never blocks after the end.
+func (ex *execution) post(job func()) {
+	select {
+	case ex.jobs <- job:
+	case <-ex.done:
+	}
+}
+
+// newError makes an error of a built-in class (Error, TypeError, ...) with
+// the original constructors, whatever the code did to the globals.
+func (ex *execution) newError(class, msg string) *goja.Object {
+	ctor, ok := ex.errorCtors[class]
+	if !ok {
+		ctor = ex.errorCtor
+	}
+	obj, err := ex.vm.New(ctor, ex.vm.ToValue(msg))
+	if err != nil {
+		return ex.vm.NewTypeError(msg)
+	}
+	return obj
+}
+
+// jsError turns an error out of the runtime into the model's error.
+func (ex *execution) jsError(err error) *Error {
+	var interrupted *goja.InterruptedError
+	var stack *goja.StackOverflowError
+	var exc *goja.Exception
+	switch {
+	case errors.As(err, &interrupted):
+		if e, ok := interrupted.Value().(*Error); ok {
+			return &Error{Kind: e.Kind, Message: e.Message}
+		}
+		return &Error{Kind: KindTimeout, Message: fmt.Sprint(interrupted.Value())}
+	case errors.As(err, &stack):
+		return &Error{Kind: KindStack, Message: fmt.Sprintf("the call stack is deeper than %d frames (unbounded recursion?)", ex.limits.MaxStackDepth)}
+	case errors.As(err, &exc):
+		return ex.thrown(exc.Value())
+	}
+	return &Error{Kind: KindException, Message: err.Error()}
+}
+
+// thrown describes a thrown value: an Error's message and stack, or the
+// value itself.
+func (ex *execution) thrown(v goja.Value) *Error {
+	e := &Error{Kind: KindException}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj == nil {
+		e.Message = "the code threw " + safeString(v)
+		return e
+	}
+	name, msg := obj.Get("name"), obj.Get("message")
+	if msg != nil && !goja.IsUndefined(msg) {
+		e.Message = safeString(msg)
+		if name != nil && !goja.IsUndefined(name) {
+			e.Message = safeString(name) + ": " + e.Message
+		}
+	} else {
+		e.Message = "the code threw " + safeString(v)
+	}
+	if st := obj.Get("stack"); st != nil && goja.IsString(st) {
+		frames := strings.SplitN(ex.script.mapStack(st.String()), "\n", 2)
+		if len(frames) == 2 {
+			e.Stack = frames[1]
+		}
+	}
+	return e
+}
+
+// safeString converts a value to a string without running the code's own
+// toString, which may throw or never end.
+func safeString(v goja.Value) string {
+	if v == nil {
+		return "undefined"
+	}
+	if _, ok := v.(*goja.Object); ok {
+		return "an object"
+	}
+	return v.String()
+}
+
+func (ex *execution) expired() bool { return ex.ctx.Err() != nil }

@@ -1,0 +1,182 @@
+// Package codemode runs model-written JavaScript or TypeScript in a fresh,
+// network-less goja sandbox whose only exits are bindings to backend tools,
+// and generates TypeScript declarations of those tools. It knows nothing of
+// HTTP or Caddy: it calls backends through the Binding interface.
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// Binding is one backend as the code sees it: a global with one async
+// function per tool.
+type Binding struct {
+	// Name is the global, checked with CheckBackendName.
+	Name string
+	// Tools maps each identifier the code calls to the backend's tool name.
+	Tools map[string]string
+	// Call calls a tool with the arguments as JSON text and returns the
+	// tool's value as JSON text. A *ToolError becomes an Error thrown in the
+	// code with the backend's message.
+	Call func(ctx context.Context, tool string, args []byte) ([]byte, error)
+}
+
+// Limits bound one execution. Zero values take the defaults.
+type Limits struct {
+	Timeout       time.Duration // wall clock per execution; default 30s
+	MaxToolCalls  int           // binding calls per execution; default 100
+	MaxOutput     int           // bytes of logs and result returned; default 24KiB
+	MaxCodeSize   int           // bytes of code; default 64KiB
+	MaxConcurrent int           // executions at once; default 2 x GOMAXPROCS
+	// MaxMemory is a ceiling on the process heap, watched while executions
+	// run; past it, running executions are interrupted. Default 1GiB.
+	MaxMemory int64
+
+	// MaxString bounds the length of one string a built-in may create, and
+	// MaxArray the length of an array built-ins work on. Defaults 32MiB and
+	// 4Mi elements.
+	MaxString int
+	MaxArray  int
+	// MaxParallelCalls bounds binding calls in flight per execution;
+	// default 16.
+	MaxParallelCalls int
+	// MaxStackDepth bounds the JavaScript call stack; default 2048.
+	MaxStackDepth int
+}
+
+// Defaults for Limits.
+const (
+	DefaultTimeout      = 30 * time.Second
+	DefaultMaxToolCalls = 100
+	DefaultMaxOutput    = 24 << 10
+	DefaultMaxCodeSize  = 64 << 10
+	DefaultMaxMemory    = 1 << 30
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.MaxToolCalls <= 0 {
+		l.MaxToolCalls = DefaultMaxToolCalls
+	}
+	if l.MaxOutput <= 0 {
+		l.MaxOutput = DefaultMaxOutput
+	}
+	if l.MaxCodeSize <= 0 {
+		l.MaxCodeSize = DefaultMaxCodeSize
+	}
+	if l.MaxConcurrent <= 0 {
+		l.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
+	}
+	if l.MaxMemory <= 0 {
+		l.MaxMemory = DefaultMaxMemory
+	}
+	if l.MaxString <= 0 {
+		l.MaxString = 32 << 20
+	}
+	if l.MaxArray <= 0 {
+		l.MaxArray = 4 << 20
+	}
+	if l.MaxParallelCalls <= 0 {
+		l.MaxParallelCalls = 16
+	}
+	if l.MaxStackDepth <= 0 {
+		l.MaxStackDepth = 2048
+	}
+	return l
+}
+
+// Runner runs executions within its limits. It is safe for concurrent use.
+type Runner struct {
+	limits Limits
+	slots  chan struct{}
+}
+
+// NewRunner returns a Runner with the given limits.
+func NewRunner(l Limits) *Runner {
+	l = l.withDefaults()
+	return &Runner{limits: l, slots: make(chan struct{}, l.MaxConcurrent)}
+}
+
+// Limits returns the runner's limits, defaults filled in.
+func (r *Runner) Limits() Limits { return r.limits }
+
+// Result is the outcome of one execution.
+type Result struct {
+	// Value is the JSON text of the value the code returned; nil when it
+	// returned nothing (undefined).
+	Value json.RawMessage
+	// Logs are the console lines, as many as max_output allows.
+	Logs []string
+	// Err is why the execution failed; nil on success.
+	Err *Error
+	// ToolCalls counts binding calls made.
+	ToolCalls int
+	Duration  time.Duration
+	// Text is what the model reads: the result, the logs and the error,
+	// capped at max_output with a marker saying what was cut.
+	Text string
+}
+
+// graceAfterTimeout is how long Run waits, past the timeout, for an
+// execution stuck in native code before answering without it.
+const graceAfterTimeout = time.Second
+
+// Run executes code with the bindings as globals. It returns when the code
+// settles, fails, or runs out of time. The execution's concurrency slot is
+// held until its goroutine has exited, even if Run returned before.
+func (r *Runner) Run(ctx context.Context, code string, bindings []Binding) *Result {
+	start := time.Now()
+	if len(code) > r.limits.MaxCodeSize {
+		return r.finish(&Result{Err: &Error{Kind: KindLimit, Message: fmt.Sprintf(
+			"the code is %d bytes; max_code_size is %d bytes", len(code), r.limits.MaxCodeSize)}}, start)
+	}
+	select {
+	case r.slots <- struct{}{}:
+	default:
+		return r.finish(&Result{Err: &Error{Kind: KindBusy, Message: fmt.Sprintf(
+			"%d executions are already running (max_concurrent); try again in a moment", r.limits.MaxConcurrent)}}, start)
+	}
+	s, err := prepare(code)
+	if err != nil {
+		<-r.slots
+		e, ok := err.(*Error)
+		if !ok {
+			e = &Error{Kind: KindSyntax, Message: err.Error()}
+		}
+		return r.finish(&Result{Err: e}, start)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
+	ex := newExecution(ctx, r.limits, s, bindings)
+	done := make(chan *Result, 1)
+	go func() {
+		defer func() { <-r.slots }()
+		defer cancel()
+		done <- ex.run()
+	}()
+	select {
+	case res := <-done:
+		return r.finish(res, start)
+	case <-time.After(r.limits.Timeout + graceAfterTimeout):
+		// Stuck in native code past the timeout; the interrupt is pending
+		// and the goroutine keeps its slot until it exits.
+		ex.interrupt(&Error{Kind: KindTimeout, Message: timeoutMessage(r.limits.Timeout)})
+		return r.finish(ex.abandon(), start)
+	}
+}
+
+func timeoutMessage(d time.Duration) string {
+	return fmt.Sprintf("the execution did not finish within its timeout of %s", d)
+}
+
+func (r *Runner) finish(res *Result, start time.Time) *Result {
+	res.Duration = time.Since(start)
+	res.Text = format(res, r.limits.MaxOutput)
+	return res
+}

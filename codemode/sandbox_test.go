@@ -1,0 +1,380 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// echoBackend answers every tool with {"tool": ..., "args": ...} after delay
+// and records how many calls overlapped.
+type echoBackend struct {
+	delay   time.Duration
+	running atomic.Int32
+	maxSeen atomic.Int32
+	calls   atomic.Int32
+}
+
+func (e *echoBackend) binding(name string) Binding {
+	return Binding{
+		Name:  name,
+		Tools: map[string]string{"echo": "echo", "fail": "fail", "get_weather": "get-weather"},
+		Call: func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+			e.calls.Add(1)
+			n := e.running.Add(1)
+			defer e.running.Add(-1)
+			for {
+				m := e.maxSeen.Load()
+				if n <= m || e.maxSeen.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			select {
+			case <-time.After(e.delay):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if tool == "fail" {
+				return nil, &ToolError{Message: "the backend says no"}
+			}
+			return []byte(fmt.Sprintf(`{"tool":%q,"args":%s}`, tool, args)), nil
+		},
+	}
+}
+
+func run(t *testing.T, l Limits, code string, bindings ...Binding) *Result {
+	t.Helper()
+	return NewRunner(l).Run(context.Background(), code, bindings)
+}
+
+func wantValue(t *testing.T, res *Result, want string) {
+	t.Helper()
+	if res.Err != nil {
+		t.Fatalf("unexpected error: %v\nlogs: %v", res.Err, res.Logs)
+	}
+	if string(res.Value) != want {
+		t.Fatalf("value %s, want %s", res.Value, want)
+	}
+}
+
+func wantError(t *testing.T, res *Result, kind string, contains ...string) {
+	t.Helper()
+	if res.Err == nil {
+		t.Fatalf("want %s, got value %s", kind, res.Value)
+	}
+	if res.Err.Kind != kind {
+		t.Fatalf("want %s, got %v", kind, res.Err)
+	}
+	for _, c := range contains {
+		if !strings.Contains(res.Err.Error(), c) {
+			t.Fatalf("error %q does not contain %q", res.Err.Error(), c)
+		}
+	}
+}
+
+// healthy checks that a normal execution still works after a hostile one.
+func healthy(t *testing.T) {
+	t.Helper()
+	wantValue(t, run(t, Limits{}, `return [1, 2, 3].map(x => x * 2).join("-")`), `"2-4-6"`)
+}
+
+func TestLanguage(t *testing.T) {
+	tests := []struct {
+		name, code, want string
+	}{
+		{"expression return", `return 1 + 1`, `2`},
+		{"no return", `const x = 1`, ``},
+		{"top-level await", `const v = await Promise.resolve(41); return v + 1`, `42`},
+		{"markdown fence", "```javascript\nreturn 'fenced'\n```", `"fenced"`},
+		{"typescript fence", "```ts\nconst n: number = 3;\nreturn n\n```", `3`},
+		{"async arrow as the whole input", `async () => { const a = await Promise.resolve(2); return a * 21 }`, `42`},
+		{"typed async arrow", `async (): Promise<number> => { return 7 }`, `7`},
+		{"arrow followed by a statement is plain code", "async () => 1;\nreturn 'plain'", `"plain"`},
+		{"typescript interfaces, generics and enums", `
+interface Item<T> { id: number; value: T }
+enum Color { Red = "red", Green = "green" }
+function first<T>(items: Item<T>[]): T | undefined { return items[0]?.value }
+const items: Item<Color>[] = [{ id: 1, value: Color.Green }];
+return first(items)`, `"green"`},
+		{"class fields and optional chaining", `class A { x = 1; static y = 2 } const a = new A(); return [a.x, A.y, a?.z?.w ?? "none"]`, `[1,2,"none"]`},
+		{"JSON round trip", `return JSON.parse(JSON.stringify({a: [1, "two", null, true], b: {c: 1.5}}))`, `{"a":[1,"two",null,true],"b":{"c":1.5}}`},
+		{"stringify with indent and replacer", `return JSON.stringify({a: 1, b: [2]}, (k, v) => typeof v === "number" ? v * 10 : v, 1)`, `"{\n \"a\": 10,\n \"b\": [\n  20\n ]\n}"`},
+		{"stringify drops what JSON drops", `return JSON.stringify({u: undefined, f() {}, s: Symbol("x"), d: new Date(0), n: NaN, arr: [undefined, () => 1]})`, `"{\"d\":\"1970-01-01T00:00:00.000Z\",\"n\":null,\"arr\":[null,null]}"`},
+		{"setTimeout", `await new Promise(r => setTimeout(r, 20)); return "later"`, `"later"`},
+		{"clearTimeout", `let fired = false; const id = setTimeout(() => { fired = true }, 10); clearTimeout(id); await new Promise(r => setTimeout(r, 30)); return fired`, `false`},
+		{"no fetch, require, process", `return [typeof fetch, typeof require, typeof process, typeof module, typeof window]`, `["undefined","undefined","undefined","undefined","undefined"]`},
+		{"the global is the sandbox's own", `return constructor.constructor("return this")() === globalThis`, `true`},
+		{"a source map comment is not followed", "return 5;\n//# sourceMappingURL=file:///dev/zero", `5`},
+		{"eval does not follow source map comments", "return eval('6//# sourceMappingURL=file:///dev/zero')", `6`},
+		{"regular expressions still work", `return "a1b22c333".replace(/\d+/g, m => m.length) + /(?<=a)b/.test("ab")`, `"a1b2c3true"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantValue(t, run(t, Limits{}, tt.code), tt.want)
+		})
+	}
+}
+
+func TestSyntaxErrorsPointAtTheCode(t *testing.T) {
+	tests := []struct {
+		name, code, want string
+	}{
+		{"javascript", "const a = 1;\nconst b = 2;\nfoo(;\n", "line 3, column 5"},
+		{"typescript", "const a: number = 1;\nconst b = 2;\nfoo(;\n", "line 3, column 5"},
+		{"import", "const fs = await import('fs')", "no modules"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantError(t, run(t, Limits{}, tt.code), KindSyntax, tt.want)
+		})
+	}
+}
+
+func TestStackTracesPointAtTheCode(t *testing.T) {
+	js := "function inner() {\n  throw new Error('deep')\n}\nfunction outer() { inner() }\nouter()"
+	res := run(t, Limits{}, js)
+	wantError(t, res, KindException, "Error: deep", "at inner (line 2, column 9)", "at outer (line 4, column", "at line 5, column")
+
+	ts := "interface X { a: number }\nconst x: X = { a: 1 };\nfunction boom(n: number): never {\n  throw new RangeError('n=' + n)\n}\nboom(x.a)"
+	res = run(t, Limits{}, ts)
+	wantError(t, res, KindException, "RangeError: n=1", "at boom (line 4, column")
+	if strings.Contains(res.Err.Stack, "line 7") || strings.Contains(res.Err.Stack, "line 0") {
+		t.Errorf("frames outside the code: %s", res.Err.Stack)
+	}
+}
+
+func TestBindings(t *testing.T) {
+	t.Run("values cross as JSON", func(t *testing.T) {
+		b := &echoBackend{}
+		res := run(t, Limits{}, `const r = await api.echo({n: 1, s: "x", a: [true, null]}); return r`, b.binding("api"))
+		wantValue(t, res, `{"tool":"echo","args":{"n":1,"s":"x","a":[true,null]}}`)
+	})
+	t.Run("sanitized names call the backend's tool", func(t *testing.T) {
+		b := &echoBackend{}
+		wantValue(t, run(t, Limits{}, `return (await api.get_weather({city: "Paris"})).tool`, b.binding("api")), `"get-weather"`)
+	})
+	t.Run("calls started together overlap", func(t *testing.T) {
+		b := &echoBackend{delay: 50 * time.Millisecond}
+		res := run(t, Limits{}, `const rs = await Promise.all(Array.from({length: 10}, (_, i) => api.echo({i}))); return rs.map(r => r.args.i)`, b.binding("api"))
+		wantValue(t, res, `[0,1,2,3,4,5,6,7,8,9]`)
+		if got := b.maxSeen.Load(); got < 10 {
+			t.Errorf("at most %d calls ran at once, want 10", got)
+		}
+	})
+	t.Run("a backend error is thrown as an Error", func(t *testing.T) {
+		b := &echoBackend{}
+		res := run(t, Limits{}, `try { await api.fail({}) } catch (e) { return [e instanceof Error, e.message, e.backend, e.tool] }`, b.binding("api"))
+		wantValue(t, res, `[true,"api.fail: the backend says no","api","fail"]`)
+	})
+	t.Run("an uncaught backend error fails the execution", func(t *testing.T) {
+		b := &echoBackend{}
+		wantError(t, run(t, Limits{}, `await api.fail({})`, b.binding("api")), KindException, "the backend says no")
+	})
+	t.Run("cyclic arguments", func(t *testing.T) {
+		b := &echoBackend{}
+		res := run(t, Limits{}, `const a = {}; a.self = a; try { await api.echo(a) } catch (e) { return e.message }`, b.binding("api"))
+		wantValue(t, res, `"Converting circular structure to JSON"`)
+		if b.calls.Load() != 0 {
+			t.Error("a call with cyclic arguments reached the backend")
+		}
+	})
+	t.Run("huge arguments", func(t *testing.T) {
+		b := &echoBackend{}
+		res := run(t, Limits{}, `try { await api.echo({s: "x".repeat(5 * 1024 * 1024)}) } catch (e) { return e.name }`, b.binding("api"))
+		wantValue(t, res, `"RangeError"`)
+	})
+	t.Run("past max_tool_calls", func(t *testing.T) {
+		b := &echoBackend{}
+		res := run(t, Limits{MaxToolCalls: 5}, `try { for (let i = 0; i < 100; i++) await api.echo({i}) } catch (e) { return "caught" }`, b.binding("api"))
+		wantError(t, res, KindLimit, "max_tool_calls")
+		if res.ToolCalls != 5 || b.calls.Load() != 5 {
+			t.Errorf("%d calls counted, %d made; want 5", res.ToolCalls, b.calls.Load())
+		}
+	})
+	t.Run("unawaited calls are dropped and noted", func(t *testing.T) {
+		b := &echoBackend{delay: time.Second}
+		res := run(t, Limits{}, `api.echo({}); return "done"`, b.binding("api"))
+		wantValue(t, res, `"done"`)
+		if !strings.Contains(strings.Join(res.Logs, "\n"), "await every call") {
+			t.Errorf("no note about the dropped call: %v", res.Logs)
+		}
+	})
+	t.Run("nothing Go is reachable", func(t *testing.T) {
+		b := &echoBackend{}
+		code := `
+const own = (o) => Object.getOwnPropertyNames(o).sort().join(",");
+const p = api.echo({});
+await p;
+let err; try { await api.fail({}) } catch (e) { err = e }
+return {
+	promise: p instanceof Promise && Object.getPrototypeOf(p) === Promise.prototype,
+	backend: own(api),
+	method: own(api.echo),
+	console: own(console.log),
+	error: own(err),
+	errorProto: Object.getPrototypeOf(err) === Error.prototype,
+	fnProto: Object.getPrototypeOf(api.echo) === Function.prototype,
+}`
+		res := run(t, Limits{}, code, b.binding("api"))
+		wantValue(t, res, `{"promise":true,"backend":"echo,fail,get_weather,toString","method":"length,name","console":"length,name","error":"backend,message,stack,tool","errorProto":true,"fnProto":true}`)
+	})
+	t.Run("globals are only ECMAScript and the sandbox's own", func(t *testing.T) {
+		b := &echoBackend{}
+		res := run(t, Limits{}, `return Object.getOwnPropertyNames(globalThis).filter(n => !/^[A-Z]/.test(n)).sort()`, b.binding("api"))
+		var names []string
+		if err := json.Unmarshal(res.Value, &names); err != nil {
+			t.Fatal(res.Text)
+		}
+		allowed := map[string]bool{"api": true, "console": true, "setTimeout": true, "clearTimeout": true, "globalThis": true,
+			"decodeURI": true, "decodeURIComponent": true, "encodeURI": true, "encodeURIComponent": true, "escape": true,
+			"unescape": true, "eval": true, "undefined": true, "isFinite": true, "isNaN": true, "parseFloat": true, "parseInt": true}
+		for _, n := range names {
+			if !allowed[n] {
+				t.Errorf("unexpected global %q", n)
+			}
+		}
+	})
+}
+
+func TestFreshRuntimePerExecution(t *testing.T) {
+	r := NewRunner(Limits{})
+	res := r.Run(context.Background(), `Object.prototype.polluted = "yes"; Array.prototype.map = null; globalThis.leftover = 1; JSON.stringify = () => "x"; return 1`, nil)
+	wantValue(t, res, `1`)
+	res = r.Run(context.Background(), `return [({}).polluted, typeof [].map, typeof leftover, JSON.stringify({a: 1})]`, nil)
+	wantValue(t, res, `[null,"function","undefined","{\"a\":1}"]`)
+}
+
+// TestLimits runs each way to exhaust the process the design names. Each
+// must end within its limit with its error, and the process stays healthy.
+func TestLimits(t *testing.T) {
+	short := Limits{Timeout: 500 * time.Millisecond}
+	tests := []struct {
+		name   string
+		limits Limits
+		code   string
+		kind   string
+		msg    string
+	}{
+		{"endless loop", short, `while (true) {}`, KindTimeout, "timeout of 500ms"},
+		{"endless loop inside try/finally", short, `for (;;) { try { while (true) {} } catch (e) {} finally { continue } }`, KindTimeout, "timeout"},
+		{"endless async loop", short, `while (true) { await null }`, KindTimeout, "timeout"},
+		{"timer past the timeout", short, `await new Promise(r => setTimeout(r, 1e9))`, KindTimeout, "timeout"},
+		{"unbounded recursion", Limits{}, `function f(n) { return f(n + 1) + 1 } f(0)`, KindStack, "deeper than 2048"},
+		{"repeat", Limits{}, `"x".repeat(2**40)`, KindLimit, "String.prototype.repeat"},
+		{"padEnd", Limits{}, `"x".padEnd(2**40)`, KindLimit, "String.prototype.padEnd"},
+		{"padStart", Limits{}, `"x".padStart(2**40, "ab")`, KindLimit, "String.prototype.padStart"},
+		{"replaceAll blow-up", Limits{}, `const s = "a".repeat(1 << 20); s.replaceAll("a", "b".repeat(1 << 20))`, KindLimit, "replaceAll"},
+		{"concat blow-up", Limits{}, `const s = "a".repeat(1 << 24); s.concat(s, s, s)`, KindLimit, "concat"},
+		{"join blow-up", Limits{}, `new Array(1 << 20).fill("x".repeat(1 << 10)).join("")`, KindLimit, "join"},
+		{"ArrayBuffer", Limits{}, `new ArrayBuffer(2**40)`, KindLimit, "ArrayBuffer"},
+		{"Uint8Array", Limits{}, `new Uint8Array(2**40)`, KindLimit, "Uint8Array"},
+		{"Float64Array", Limits{}, `new Float64Array(2**30)`, KindLimit, "Float64Array"},
+		{"Array constructor", Limits{}, `Array(2**32 - 1)`, KindLimit, "Array"},
+		{"new Array", Limits{}, `new Array(2**32 - 1)`, KindLimit, "Array"},
+		{"sparse length then fill", Limits{}, `const a = []; a.length = 2**32 - 1; a.fill(0)`, KindLimit, "Array.prototype.fill"},
+		{"array-like fill", Limits{}, `Array.prototype.fill.call({length: 2**32 - 1}, 0)`, KindLimit, "fill"},
+		{"Array.from array-like", Limits{}, `Array.from({length: 2**31})`, KindLimit, "Array.from"},
+		{"spread of a sparse array", Limits{}, `const a = []; a.length = 2**32 - 1; [...a]`, KindLimit, "Array.prototype"},
+		{"apply with a huge argument list", Limits{}, `Math.max.apply(null, {length: 2**32 - 1})`, KindLimit, "apply"},
+		{"sort of a sparse array", Limits{}, `const a = []; a.length = 2**32 - 1; a.sort()`, KindLimit, "sort"},
+		{"growing-array memory bomb", Limits{MaxMemory: 256 << 20}, `const a = []; while (true) a.push(new ArrayBuffer(1 << 24), "x".repeat(1 << 10) + a.length)`, KindMemory, "max_memory"},
+		{"catastrophic regular expression", Limits{}, `/^(?=(a+)+b)/.test("a".repeat(40))`, KindLimit, "regular expression"},
+		{"catastrophic regular expression through replace", Limits{}, `"a".repeat(40).replace(/^(?=(a+)+b)/, "x")`, KindLimit, "regular expression"},
+		{"JSON.stringify of a deep object", Limits{}, `let o = {}; for (let i = 0; i < 100000; i++) o = {o}; JSON.stringify(o)`, KindLimit, "nests more than"},
+		{"JSON.parse of deep text", Limits{}, `JSON.parse("[".repeat(100000) + "]".repeat(100000))`, KindLimit, "JSON.parse"},
+		{"nested parentheses", Limits{MaxCodeSize: 1 << 20}, strings.Repeat("(", 200000) + "1" + strings.Repeat(")", 200000), KindLimit, "nests brackets"},
+		{"nested parentheses in eval", Limits{}, `eval("(".repeat(30000) + "1" + ")".repeat(30000))`, KindLimit, "nests brackets"},
+		{"nested parentheses in new Function", Limits{}, `new Function("return " + "[".repeat(30000) + "]".repeat(30000))`, KindLimit, "nests brackets"},
+		{"nested groups in a RegExp", Limits{}, `new RegExp("(".repeat(30000) + ")".repeat(30000))`, KindLimit, "nests brackets"},
+		{"code over max_code_size", Limits{MaxCodeSize: 100}, strings.Repeat("1;", 100), KindLimit, "max_code_size"},
+		{"promise storm", short, `for (let i = 0; ; i++) Promise.resolve(i).then(() => {})`, KindTimeout, "timeout"},
+		{"timer storm", Limits{}, `for (let i = 0; i < 20000; i++) setTimeout(() => {}, 1000)`, KindLimit, "timers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(t, tt.limits, tt.code)
+			wantError(t, res, tt.kind, tt.msg)
+			healthy(t)
+		})
+	}
+}
+
+func TestConsoleOutputIsCapped(t *testing.T) {
+	res := run(t, Limits{}, `for (let i = 0; i < 10000; i++) console.log("line", i); return "done"`)
+	wantValue(t, res, `"done"`)
+	if len(res.Text) > DefaultMaxOutput {
+		t.Errorf("text is %d bytes, over max_output", len(res.Text))
+	}
+	if !strings.Contains(res.Text, "more console line(s)") || !strings.Contains(res.Text, `Result:`+"\n"+`"done"`) {
+		t.Errorf("no cut marker or no result:\n%s", res.Text[len(res.Text)-400:])
+	}
+}
+
+func TestLargeResultIsCut(t *testing.T) {
+	res := run(t, Limits{MaxOutput: 4096}, `return "x".repeat(100000)`)
+	if res.Err != nil || len(res.Text) > 4096 || !strings.Contains(res.Text, "max_output") {
+		t.Fatalf("%d bytes: %s", len(res.Text), res.Text[len(res.Text)-300:])
+	}
+}
+
+func TestBusy(t *testing.T) {
+	r := NewRunner(Limits{MaxConcurrent: 1, Timeout: 2 * time.Second})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	started := make(chan struct{})
+	b := Binding{Name: "api", Tools: map[string]string{"wait": "wait"}, Call: func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+		close(started)
+		time.Sleep(200 * time.Millisecond)
+		return []byte(`1`), nil
+	}}
+	go func() {
+		defer wg.Done()
+		r.Run(context.Background(), `return await api.wait()`, []Binding{b})
+	}()
+	<-started
+	res := r.Run(context.Background(), `return 1`, nil)
+	wantError(t, res, KindBusy, "max_concurrent")
+	wg.Wait()
+	wantValue(t, r.Run(context.Background(), `return 2`, nil), `2`)
+}
+
+func TestCanceledContextStopsTheExecution(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	res := NewRunner(Limits{}).Run(ctx, `while (true) {}`, nil)
+	wantError(t, res, KindTimeout, "canceled")
+}
+
+// TestNoLeaks runs many executions, some with calls left running, and
+// checks that goroutines come back to where they started.
+func TestNoLeaks(t *testing.T) {
+	before := runtime.NumGoroutine()
+	b := &echoBackend{delay: 5 * time.Millisecond}
+	r := NewRunner(Limits{})
+	for i := 0; i < 200; i++ {
+		r.Run(context.Background(), `api.echo({}); setTimeout(() => {}, 10000); return 1`, []Binding{b.binding("api")})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestErrorIsAnError(t *testing.T) {
+	var err error = &Error{Kind: KindLimit, Message: "m"}
+	var e *Error
+	if !errors.As(err, &e) || e.Error() != "LimitError: m" {
+		t.Fatal(err)
+	}
+}
