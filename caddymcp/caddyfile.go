@@ -172,8 +172,10 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 		switch key {
 		case "title":
 			err = oneArg(d, &t.Title)
+			t.Title = restoreShorthands(t.Title)
 		case "description":
 			err = oneArg(d, &t.Description)
+			t.Description = restoreShorthands(t.Description)
 		case "arg":
 			var a *Arg
 			a, err = parseArg(d, t.Name)
@@ -183,6 +185,7 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 		case "input_schema", "output_schema":
 			var raw string
 			if err = oneArg(d, &raw); err == nil {
+				raw = restoreShorthands(raw)
 				if !json.Valid([]byte(raw)) {
 					return nil, d.Errf("tool %s: %s is not valid JSON", t.Name, key)
 				}
@@ -267,7 +270,7 @@ func parseArg(d *caddyfile.Dispenser, tool string) (*Arg, error) {
 		if descSet {
 			return nil, d.Errf("tool %s: arg %s: more than one description token (%q); quote a description that has spaces", tool, a.Name, word)
 		}
-		a.Description, descSet = word, true
+		a.Description, descSet = restoreShorthands(word), true
 	}
 	var defaults, enum []string
 	seen := make(map[string]bool)
@@ -297,12 +300,17 @@ func parseArg(d *caddyfile.Dispenser, tool string) (*Arg, error) {
 			if defaults = d.RemainingArgs(); len(defaults) == 0 {
 				return nil, d.ArgErr()
 			}
+			for i := range defaults {
+				defaults[i] = restoreShorthands(defaults[i])
+			}
 		case "enum":
 			values := d.RemainingArgs()
 			if len(values) == 0 {
 				return nil, d.ArgErr()
 			}
-			enum = append(enum, values...)
+			for _, v := range values {
+				enum = append(enum, restoreShorthands(v))
+			}
 		default:
 			return nil, d.Errf("tool %s: arg %s: unknown subdirective %q", tool, a.Name, key)
 		}
@@ -316,8 +324,8 @@ func parseArg(d *caddyfile.Dispenser, tool string) (*Arg, error) {
 	}
 	for _, e := range enum {
 		item := a.Type
-		if typ, items := schemaType(a.Type); typ == "array" && items != "" {
-			item = items
+		if typ, items := schemaType(a.Type); typ == "array" {
+			item = items // "" (a string) for a plain array
 		}
 		v, err := literalValue(item, []string{e})
 		if err != nil {
@@ -493,6 +501,27 @@ func mapShorthands(t *Tool) {
 		}
 		for _, p := range shorthandPrefixes {
 			if rest, ok := strings.CutPrefix(inner, p[0]); ok && names[p[1]+rest] {
+				return "{" + p[1] + rest + "}"
+			}
+		}
+		return ph
+	})
+}
+
+// restoreShorthands undoes the adapter's shorthand expansion in text that
+// is never run through a replacer (descriptions, schemas, literal defaults
+// and enums): "the file at {path}" must not read "{http.request.uri.path}".
+func restoreShorthands(s string) string {
+	if !strings.Contains(s, "{http.") {
+		return s
+	}
+	return placeholderPattern.ReplaceAllStringFunc(s, func(ph string) string {
+		inner := ph[1 : len(ph)-1]
+		if short, ok := shorthandArgs[inner]; ok {
+			return "{" + short + "}"
+		}
+		for _, p := range shorthandPrefixes {
+			if rest, ok := strings.CutPrefix(inner, p[0]); ok {
 				return "{" + p[1] + rest + "}"
 			}
 		}

@@ -46,7 +46,11 @@ func (h *Handler) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			notifyProgress(ctx, req.Params.Meta.ProgressToken, ct.name)
 		}
-		res, rec := h.call(ctx, ct, req.Params.Arguments)
+		var raw any = req.Params.Arguments
+		if args, ok := ctx.Value(argsKey{}).(map[string]any); ok {
+			raw = args
+		}
+		res, rec := h.call(ctx, ct, raw)
 		h.observe(ct.name, rec, time.Since(start))
 		return res, nil
 	}

@@ -97,13 +97,20 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 // rpcInfo is the part of a JSON-RPC message the handler looks at before
 // mcp-go does: for placeholders, logs and metrics.
 type rpcInfo struct {
-	Method string `json:"method"`
+	ID     mcp.RequestId `json:"id"`
+	Method string        `json:"method"`
 	Params struct {
-		Name string `json:"name"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
 	} `json:"params"`
 }
 
 type ctxKey struct{}
+
+// argsKey carries a tools/call's arguments decoded with json.Number, so
+// integers past 2**53 reach the upstream unchanged (mcp-go decodes them as
+// float64).
+type argsKey struct{}
 
 // serveEndpoint answers one HTTP request on the MCP endpoint. ctxValue is
 // made available to tool handlers through the request context.
@@ -158,15 +165,20 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 		}
 		trimmed := bytes.TrimLeft(body, " \t\r\n")
 		if len(trimmed) > 0 && trimmed[0] == '[' {
-			e.rpcError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "JSON-RPC batches are not supported: send one request per HTTP POST")
+			e.rpcError(w, http.StatusBadRequest, mcp.RequestId{}, mcp.INVALID_REQUEST, "JSON-RPC batches are not supported: send one request per HTTP POST")
 			e.metrics.rejected.WithLabelValues(e.handlerTag, "batch").Inc()
 			return nil
 		}
 		var info rpcInfo
 		if json.Unmarshal(body, &info) == nil && info.Method != "" {
 			if info.Method == string(mcp.MethodSubscriptionsListen) {
-				e.rpcError(w, http.StatusOK, mcp.METHOD_NOT_FOUND, "subscriptions/listen is not offered: this server sends no notifications")
+				e.rpcError(w, http.StatusOK, info.ID, mcp.METHOD_NOT_FOUND, "subscriptions/listen is not offered: this server sends no notifications")
 				return nil
+			}
+			if info.Method == string(mcp.MethodToolsCall) && len(info.Params.Arguments) > 0 {
+				if args := decodeArgs(info.Params.Arguments); args != nil {
+					r = r.WithContext(context.WithValue(r.Context(), argsKey{}, args))
+				}
 			}
 			e.metrics.requests.WithLabelValues(e.handlerTag, metricMethod(info.Method)).Inc()
 			if repl != nil {
@@ -204,10 +216,8 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 // passed the Host check.
 func (e *Endpoint) refuse(r *http.Request, origin string) string {
 	host := hostOnly(r.Host)
-	if onLoopback(r) && !isLoopbackName(host) && !e.hosts[strings.ToLower(host)] && !e.hosts[strings.ToLower(r.Host)] {
-		if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); !trusted {
-			return fmt.Sprintf("host %q is not accepted on a loopback connection; add it to allow_hosts if a proxy on this machine forwards it", r.Host)
-		}
+	if onLoopback(r) && !isLoopbackName(host) && !e.hosts[strings.ToLower(host)] && !e.hosts[strings.ToLower(r.Host)] && !proxied(r) {
+		return fmt.Sprintf("host %q is not accepted on a loopback connection; add it to allow_hosts if a proxy on this machine forwards it", r.Host)
 	}
 	if origin == "" || e.anyOrigin {
 		return ""
@@ -220,6 +230,19 @@ func (e *Endpoint) refuse(r *http.Request, origin string) string {
 		return ""
 	}
 	return fmt.Sprintf("origin %s is not allowed; list it in allow_origins", norm)
+}
+
+// proxied reports whether a request came through one of Caddy's trusted
+// proxies: the peer is trusted and the request says it was forwarded. A
+// browser on the same machine is a trusted peer too when loopback is in
+// trusted_proxies (private_ranges), but it sends no forwarding header
+// without a preflight, which the Host check refuses.
+func proxied(r *http.Request) bool {
+	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
+	if !trusted {
+		return false
+	}
+	return r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("Forwarded") != ""
 }
 
 func (e *Endpoint) cors(w http.ResponseWriter, origin string) {
@@ -236,17 +259,29 @@ func (e *Endpoint) reject(w http.ResponseWriter, r *http.Request, status int, la
 		c.Write(zap.Int("status", status), zap.String("reason", reason),
 			zap.String("remote_ip", hostOnly(r.RemoteAddr)))
 	}
-	code := mcp.INVALID_REQUEST
-	e.rpcError(w, status, code, reason)
+	e.rpcError(w, status, mcp.RequestId{}, mcp.INVALID_REQUEST, reason)
 }
 
-func (e *Endpoint) rpcError(w http.ResponseWriter, status, code int, msg string) {
+func (e *Endpoint) rpcError(w http.ResponseWriter, status int, id mcp.RequestId, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(mcp.JSONRPCError{
 		JSONRPC: mcp.JSONRPC_VERSION,
+		ID:      id,
 		Error:   mcp.JSONRPCErrorDetails{Code: code, Message: msg},
 	})
+}
+
+// decodeArgs decodes tool arguments keeping numbers as json.Number; nil
+// when they are not an object.
+func decodeArgs(raw json.RawMessage) map[string]any {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var args map[string]any
+	if dec.Decode(&args) != nil {
+		return nil
+	}
+	return args
 }
 
 func onLoopback(r *http.Request) bool {

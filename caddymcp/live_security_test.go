@@ -92,11 +92,15 @@ func TestLiveOriginAndHost(t *testing.T) {
 
 	t.Run("trusted proxies are not held to the loopback Host rule", func(t *testing.T) {
 		loadCaddyfile(t, `servers {
-		trusted_proxies static 127.0.0.1/32
+		trusted_proxies static private_ranges
 	}`, site(""))
 		run(t, []check{
-			{"public Host from a trusted proxy", map[string]string{"Host": "api.example.com"}, 200, ""},
-			{"cross-site Origin from a trusted proxy", map[string]string{"Host": "api.example.com", "Origin": "https://evil.example"}, 403, ""},
+			{"public Host forwarded by a trusted proxy", map[string]string{"Host": "api.example.com", "X-Forwarded-For": "203.0.113.7"}, 200, ""},
+			{"same-origin page behind a trusted proxy", map[string]string{"Host": "api.example.com", "X-Forwarded-For": "203.0.113.7", "Origin": "https://api.example.com"}, 200, "https://api.example.com"},
+			{"cross-site Origin through a trusted proxy", map[string]string{"Host": "api.example.com", "X-Forwarded-For": "203.0.113.7", "Origin": "https://evil.example"}, 403, ""},
+			// A browser on this machine is a trusted peer too, but it says
+			// nothing about forwarding: the rebinding attack still fails.
+			{"DNS rebinding from a trusted loopback peer", map[string]string{"Host": "evil.example:9080", "Origin": "http://evil.example:9080"}, 403, ""},
 		})
 	})
 }
@@ -116,6 +120,11 @@ func TestLiveSecrets(t *testing.T) {
 			return
 		}
 		switch r.URL.Path {
+		case "/hooks/" + secret:
+			w.WriteHeader(http.StatusNoContent)
+		case "/missing/" + secret:
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, "no such hook")
 		case "/fail":
 			w.WriteHeader(http.StatusInternalServerError)
 			io.WriteString(w, "upstream failure")
@@ -143,6 +152,16 @@ func TestLiveSecrets(t *testing.T) {
 		tool whoami {
 			description "Who am I."
 			get /whoami
+			query key {env.CADDY_MCP_TEST_SECRET}
+		}
+		tool hook {
+			description "A webhook whose path holds the secret."
+			post /hooks/{env.CADDY_MCP_TEST_SECRET}
+			query key {env.CADDY_MCP_TEST_SECRET}
+		}
+		tool hook_down {
+			description "A webhook path that fails."
+			post /missing/{env.CADDY_MCP_TEST_SECRET}
 			query key {env.CADDY_MCP_TEST_SECRET}
 		}
 		tool fail {
@@ -190,6 +209,14 @@ func TestLiveSecrets(t *testing.T) {
 		if text := wantOK(t, res); !strings.Contains(text, "authorized") {
 			t.Fatalf("secret did not reach the upstream: header %q query %q", gotHeader, gotQuery)
 		}
+		res = callTool(t, c, "hook", nil)
+		record(res)
+		if text := wantOK(t, res); !strings.Contains(text, "POST /hooks/{env.CADDY_MCP_TEST_SECRET}") {
+			t.Errorf("hook result %q", text)
+		}
+		res = callTool(t, c, "hook_down", nil)
+		record(res)
+		wantToolError(t, res, "404")
 		res = callTool(t, c, "fail", nil)
 		record(res)
 		wantToolError(t, res, "500")

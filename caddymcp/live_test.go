@@ -326,6 +326,14 @@ func runRESTScenarios(t *testing.T, cl *client.Client, endpoint string) {
 		wantToolError(t, callTool(t, cl, "create", "not an object"))
 	})
 
+	t.Run("integers past 2**53 keep every digit", func(t *testing.T) {
+		// mcp-go's client would send a float64: send the digits by hand.
+		resp, raw := rawPost(t, endpoint, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"limit":9007199254740993}}}`), nil)
+		if resp.StatusCode != 200 || !strings.Contains(string(raw), `9007199254740993`) || strings.Contains(string(raw), `"isError":true`) {
+			t.Fatalf("%d %s", resp.StatusCode, raw)
+		}
+	})
+
 	t.Run("path value of ..", func(t *testing.T) {
 		wantToolError(t, callTool(t, cl, "files", map[string]any{"path": ".."}), "not allowed")
 	})
@@ -441,6 +449,7 @@ func TestLiveBadRequests(t *testing.T) {
 		{"wrong jsonrpc version", "POST", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, 200, `"code":-32600`},
 		{"unknown tool", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, 200, `"code":-32602`},
 		{"oversized body", "POST", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 4096) + `"}}`, 413, "max_request_size (2KiB)"},
+		{"subscriptions/listen", "POST", `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{}}`, 200, `"id":7,"error":{"code":-32601`},
 		{"GET stream", "GET", "", 405, "stateless"},
 		{"PUT", "PUT", "", 405, "method PUT"},
 	}

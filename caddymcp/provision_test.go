@@ -489,3 +489,64 @@ func TestShorthandNamesAsArguments(t *testing.T) {
 		})
 	}
 }
+
+func TestReviewFixes(t *testing.T) {
+	t.Run("enum on a plain array lists the allowed items", func(t *testing.T) {
+		h, err := loadMCPCaddyfile(t, "mcp {\n tool t {\n  description d\n  post /x\n  arg tags array {\n   enum a b\n  }\n }\n}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ct := h.tools["t"]
+		schema, _ := json.Marshal(ct.mcpTool.RawInputSchema)
+		if !strings.Contains(string(schema), `"tags":{"type":"array","items":{"enum":["a","b"]}}`) {
+			t.Errorf("schema %s", schema)
+		}
+		if err := ct.input.Validate(map[string]any{"tags": []any{"a", "b"}}); err != nil {
+			t.Errorf("valid items refused: %v", err)
+		}
+		if err := ct.input.Validate(map[string]any{"tags": []any{"c"}}); err == nil {
+			t.Error("an item outside the enum passed")
+		}
+	})
+	t.Run("typed object arguments cannot go in the query", func(t *testing.T) {
+		for _, typ := range []string{"object", "object[]"} {
+			_, err := loadMCPCaddyfile(t, "mcp {\n tool t {\n  description d\n  get /x\n  arg f "+typ+"\n }\n}")
+			if err == nil || !strings.Contains(err.Error(), "only in the body") {
+				t.Errorf("%s: error %v", typ, err)
+			}
+		}
+	})
+	t.Run("a query in the path line is a config error", func(t *testing.T) {
+		_, err := loadMCPCaddyfile(t, "mcp {\n tool t {\n  description d\n  get /search?type=repo\n }\n}")
+		if err == nil || !strings.Contains(err.Error(), "query lines") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("shorthands stay as written in text that is never replaced", func(t *testing.T) {
+		handlers := adaptMCPHandlers(t, `:8080 {
+	mcp {
+		tool read {
+			title "Read {path}"
+			description "Read the file at {path} on {host}"
+			get /files/{path}
+			arg path required "Where, like {dir}/{file}"
+			arg mode {
+				default "{query}"
+				enum "{query}" raw
+			}
+			output_schema <<JSON
+			{"type":"object","description":"as {uri}"}
+			JSON
+		}
+	}
+}
+`)
+		raw := string(handlers[0])
+		for _, want := range []string{`"Read {path}"`, `"Read the file at {path} on {host}"`, `"Where, like {dir}/{file}"`,
+			`"default":"{query}"`, `"enum":["{query}","raw"]`, `as {uri}`, `"/files/{path}"`} {
+			if !strings.Contains(raw, want) {
+				t.Errorf("adapted JSON lacks %s:\n%s", want, raw)
+			}
+		}
+	})
+}

@@ -222,7 +222,13 @@ func (t *Tool) compile(handlerHeaders http.Header) (*compiledTool, error) {
 		}
 		for _, name := range sortedKeys(props) {
 			p := props[name]
-			ua := upstream.Arg{Name: name, Type: p.Type, Default: p.Default}
+			// An input_schema may give a property any type; an object left in
+			// the query is sent as its JSON text.
+			typ := p.Type
+			if typ == "object" {
+				typ = ""
+			}
+			ua := upstream.Arg{Name: name, Type: typ, Default: p.Default}
 			if a := placed[name]; a != nil {
 				ua.In, ua.HeaderName = upstream.Placement(a.In), a.HeaderName
 			}
@@ -230,8 +236,8 @@ func (t *Tool) compile(handlerHeaders http.Header) (*compiledTool, error) {
 		}
 	} else {
 		for _, a := range t.Args {
-			typ, _ := schemaType(a.Type)
-			ua := upstream.Arg{Name: a.Name, Type: typ, In: upstream.Placement(a.In), HeaderName: a.HeaderName}
+			typ, items := schemaType(a.Type)
+			ua := upstream.Arg{Name: a.Name, Type: typ, Items: items, In: upstream.Placement(a.In), HeaderName: a.HeaderName}
 			if a.Default != nil {
 				if err := json.Unmarshal(a.Default, &ua.Default); err != nil {
 					return nil, fmt.Errorf("arg %q: default: %v", a.Name, err)
@@ -316,10 +322,17 @@ func propertySchema(a *Arg, typ, items string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if items != "" {
-		fmt.Fprintf(&b, `,"items":{"type":%q`, items)
+	if typ == "array" && (items != "" || enum != nil) {
+		// For an array, the enum lists the allowed items.
+		b.WriteString(`,"items":{`)
+		if items != "" {
+			fmt.Fprintf(&b, `"type":%q`, items)
+			if enum != nil {
+				b.WriteByte(',')
+			}
+		}
 		if enum != nil {
-			b.WriteString(`,"enum":`)
+			b.WriteString(`"enum":`)
 			b.Write(enum)
 		}
 		b.WriteByte('}')

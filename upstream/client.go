@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -31,6 +32,9 @@ func ReadResponse(resp *http.Response, limit int64) (*Response, error) {
 	defer resp.Body.Close()
 	if resp.ContentLength > limit {
 		return nil, &TooLargeError{Limit: limit}
+	}
+	if limit > math.MaxInt64-1 {
+		limit = math.MaxInt64 - 1
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {

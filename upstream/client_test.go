@@ -3,6 +3,8 @@ package upstream
 import (
 	"context"
 	"errors"
+	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -127,4 +129,12 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 			t.Fatalf("error does not say what happened: %v", err)
 		}
 	})
+}
+
+func TestReadResponseHugeLimit(t *testing.T) {
+	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("hello")), ContentLength: -1}
+	r, err := ReadResponse(resp, math.MaxInt64)
+	if err != nil || string(r.Body) != "hello" {
+		t.Fatalf("%v %q", err, r.Body)
+	}
 }

@@ -39,6 +39,12 @@ func (r *Response) Result(call Call, output *jsonschema.Schema) *mcp.CallToolRes
 		return ErrorResult(r.statusError(call))
 	}
 	if len(r.Body) == 0 {
+		if output != nil {
+			// Clients require structuredContent from a tool with an output
+			// schema; there is nothing to give.
+			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s with no content",
+				call.Label, statusText(r.Status)))
+		}
 		return TextResult(fmt.Sprintf("%s: upstream answered %s with no content", call.Label, statusText(r.Status)))
 	}
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))

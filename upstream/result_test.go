@@ -44,6 +44,7 @@ func TestResult(t *testing.T) {
 		{name: "audio", resp: response(200, "audio/wav", "RIFF\x00\x01"), wantType: "audio"},
 		{name: "binary", resp: response(200, "application/octet-stream", "\xff\xfe\x00"), wantType: "resource"},
 		{name: "no content", resp: response(204, "", ""), wantType: "text", wantText: "204 No Content"},
+		{name: "no content where JSON is expected", resp: response(204, "", ""), output: true, wantError: true, wantText: "output_schema"},
 		{name: "not found", resp: response(404, "application/json", `{"error":"no such item"}`), wantError: true, wantText: "404 Not Found: {\"error\":\"no such item\"}"},
 		{name: "server error, long body", resp: response(500, "text/plain", strings.Repeat("x", 5000)), wantError: true, wantText: "(5000 bytes in all)"},
 		{name: "text where JSON is expected", resp: response(200, "text/html", "<html>"), output: true, wantError: true, wantText: "not JSON"},

@@ -95,29 +95,40 @@ func (t Template) HasSlot(name string) bool {
 // values percent-encoded as one path segment each. A slot value of "." or
 // ".." is refused, since it would move the request to another resource.
 func (t Template) ExpandPath(args map[string]any, repl Replacer) (string, error) {
-	var b strings.Builder
+	path, _, err := t.expand(args, repl)
+	return path, err
+}
+
+// expand returns the path and its label: the same path with the literal
+// parts as configured, placeholders unresolved, so that a secret in a path
+// template never reaches a message or a log.
+func (t Template) expand(args map[string]any, repl Replacer) (path, label string, err error) {
+	var b, l strings.Builder
 	for _, p := range t.parts {
 		if !p.slot {
 			b.WriteString(expandLiteral(p, repl))
+			l.WriteString(p.text)
 			continue
 		}
 		v, ok := args[p.text]
 		if !ok || v == nil {
-			return "", fmt.Errorf("argument %q is required in the path", p.text)
+			return "", "", fmt.Errorf("argument %q is required in the path", p.text)
 		}
 		s, err := scalarString(v)
 		if err != nil {
-			return "", fmt.Errorf("argument %q: %w", p.text, err)
+			return "", "", fmt.Errorf("argument %q: %w", p.text, err)
 		}
 		if s == "" {
-			return "", fmt.Errorf("argument %q: an empty value cannot go in the path", p.text)
+			return "", "", fmt.Errorf("argument %q: an empty value cannot go in the path", p.text)
 		}
 		if dotSegment(s) {
-			return "", fmt.Errorf("argument %q: %q is not allowed as a path value (a . or .. segment)", p.text, s)
+			return "", "", fmt.Errorf("argument %q: %q is not allowed as a path value (a . or .. segment)", p.text, s)
 		}
-		b.WriteString(url.PathEscape(s))
+		esc := url.PathEscape(s)
+		b.WriteString(esc)
+		l.WriteString(esc)
 	}
-	return b.String(), nil
+	return b.String(), l.String(), nil
 }
 
 // dotSegment reports whether s is, or has a segment that is, "." or "..".

@@ -38,8 +38,9 @@ const (
 type Arg struct {
 	Name string
 	// Type is the argument's JSON Schema type ("string", "array", ...), or
-	// "" when the schema does not say.
-	Type string
+	// "" when the schema does not say; Items is the item type of an array.
+	Type  string
+	Items string
 	// In is where the argument goes; "" picks the default: path when the
 	// path template names it, else query for GET, HEAD and DELETE, else body.
 	In Placement
@@ -107,6 +108,9 @@ func New(spec Spec) (*Tool, error) {
 	if !strings.HasPrefix(spec.Path, "/") {
 		return nil, fmt.Errorf("path %q must start with /", spec.Path)
 	}
+	if strings.ContainsAny(spec.Path, "?#") {
+		return nil, fmt.Errorf("path %q: put query parameters in query lines or arguments, not in the path", spec.Path)
+	}
 	t := &Tool{
 		method: method,
 		args:   make(map[string]*Arg, len(spec.Args)),
@@ -167,7 +171,11 @@ func New(spec Spec) (*Tool, error) {
 			if a.Type == "array" || a.Type == "object" {
 				return nil, fmt.Errorf("argument %q: %s arguments cannot go in the %s", a.Name, a.Type, a.In)
 			}
-		case InQuery, InBody:
+		case InQuery:
+			if a.Type == "object" || a.Items == "object" {
+				return nil, fmt.Errorf("argument %q: objects go only in the body, not in the query", a.Name)
+			}
+		case InBody:
 		default:
 			return nil, fmt.Errorf("argument %q: unknown placement %q (want path, query, header or body)", a.Name, a.In)
 		}
@@ -267,11 +275,11 @@ func (t *Tool) ApplyDefaults(args map[string]any) map[string]any {
 //
 // The returned Call names the request for results, errors and logs.
 func (t *Tool) NewRequest(ctx context.Context, base *url.URL, args map[string]any, repl Replacer) (*http.Request, Call, error) {
-	path, err := t.path.ExpandPath(args, repl)
+	path, label, err := t.path.expand(args, repl)
 	if err != nil {
 		return nil, Call{}, err
 	}
-	call := Call{Label: t.method + " " + path, Path: path}
+	call := Call{Label: t.method + " " + label, Path: label}
 	u := &url.URL{Scheme: base.Scheme, Host: base.Host}
 	rawPath := strings.TrimSuffix(base.EscapedPath(), "/") + path
 	u.Path, err = url.PathUnescape(rawPath)
@@ -348,7 +356,7 @@ func (t *Tool) NewRequest(ctx context.Context, base *url.URL, args map[string]an
 	case t.bodyArg != "":
 		if bodyGiven {
 			body, err = json.Marshal(bodyValue)
-			header.Set("Content-Type", "application/json")
+			setDefault(header, "Content-Type", "application/json")
 		}
 	case t.body == BodyForm && (t.hasBody || bodyArgs != nil):
 		form := url.Values{}
@@ -363,13 +371,13 @@ func (t *Tool) NewRequest(ctx context.Context, base *url.URL, args map[string]an
 			form[name] = vals
 		}
 		body = []byte(form.Encode())
-		header.Set("Content-Type", "application/x-www-form-urlencoded")
+		setDefault(header, "Content-Type", "application/x-www-form-urlencoded")
 	case t.hasBody || bodyArgs != nil:
 		if bodyArgs == nil {
 			bodyArgs = map[string]any{}
 		}
 		body, err = json.Marshal(bodyArgs)
-		header.Set("Content-Type", "application/json")
+		setDefault(header, "Content-Type", "application/json")
 	}
 	if err != nil {
 		return nil, call, fmt.Errorf("encoding the body: %w", err)
@@ -385,6 +393,18 @@ func (t *Tool) NewRequest(ctx context.Context, base *url.URL, args map[string]an
 	}
 	req.URL = u
 	req.Host = u.Host
+	if h := header.Get("Host"); h != "" {
+		// net/http sends req.Host, never a Host field of the header.
+		req.Host = h
+		header.Del("Host")
+	}
 	req.Header = header
 	return req, call, nil
+}
+
+// setDefault sets a header field unless the configuration set it.
+func setDefault(h http.Header, name, value string) {
+	if _, set := h[name]; !set {
+		h[name] = []string{value}
+	}
 }

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/url"
 	"strings"
@@ -121,6 +122,10 @@ func TestNewRejects(t *testing.T) {
 		{"object in form", Spec{Method: "POST", Path: "/", Body: BodyForm, Args: []Arg{{Name: "o", Type: "object"}}}, "form body"},
 		{"unknown body", Spec{Method: "POST", Path: "/", Body: "xml"}, "unknown body mode"},
 		{"duplicate arg", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "a"}, {Name: "a"}}}, "twice"},
+		{"query in the path", Spec{Method: "GET", Path: "/search?type=repo"}, "query lines"},
+		{"fragment in the path", Spec{Method: "GET", Path: "/a#b"}, "query lines"},
+		{"object in the query", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "f", Type: "object"}}}, "only in the body"},
+		{"objects in the query", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "f", Type: "array", Items: "object"}}}, "only in the body"},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.spec)
@@ -203,6 +208,20 @@ func TestNewRequest(t *testing.T) {
 			wantURL: "https://api.example.com/v2/x/7?fixed=1&force=true",
 		},
 		{
+			name:       "a configured Content-Type and Host win",
+			spec:       Spec{Method: "PATCH", Path: "/o", Header: []Field{{"Content-Type", "application/merge-patch+json"}}, Args: []Arg{{Name: "a"}}},
+			args:       map[string]any{"a": "x"},
+			wantURL:    "https://api.example.com/v2/o?fixed=1",
+			wantBody:   `{"a":"x"}`,
+			wantHeader: map[string]string{"Content-Type": "application/merge-patch+json"},
+		},
+		{
+			name:    "integers past 2**53 keep every digit",
+			spec:    Spec{Method: "GET", Path: "/n/{n}", Args: []Arg{{Name: "n", Type: "integer"}}},
+			args:    map[string]any{"n": json.Number("9007199254740993")},
+			wantURL: "https://api.example.com/v2/n/9007199254740993?fixed=1",
+		},
+		{
 			name:    "large numbers are not written with an exponent",
 			spec:    Spec{Method: "GET", Path: "/n", Args: []Arg{{Name: "n", Type: "integer"}}},
 			args:    map[string]any{"n": 1e21},
@@ -274,5 +293,36 @@ func TestApplyDefaults(t *testing.T) {
 	}
 	if got := tool.ApplyDefaults(map[string]any{"limit": 3.0}); got["limit"] != 3.0 {
 		t.Errorf("a given value was replaced by the default: %v", got)
+	}
+}
+
+func TestHostHeader(t *testing.T) {
+	tool, err := New(Spec{Method: "GET", Path: "/x", Header: []Field{{"Host", "api.internal"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _, err := tool.NewRequest(context.Background(), mustURL(t, "http://127.0.0.1:9/"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Host != "api.internal" || req.Header.Get("Host") != "" {
+		t.Errorf("req.Host %q, header %q", req.Host, req.Header.Get("Host"))
+	}
+}
+
+func TestLabelKeepsPlaceholders(t *testing.T) {
+	tool, err := New(Spec{Method: "POST", Path: "/hooks/{env.TOKEN}/{id}", Args: []Arg{{Name: "id"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, call, err := tool.NewRequest(context.Background(), mustURL(t, "http://127.0.0.1:9/"), map[string]any{"id": "a b"}, mapReplacer{"env.TOKEN": "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.URL.Path != "/hooks/s3cret/a b" {
+		t.Errorf("path %q", req.URL.Path)
+	}
+	if call.Label != "POST /hooks/{env.TOKEN}/a%20b" {
+		t.Errorf("label %q", call.Label)
 	}
 }

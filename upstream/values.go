@@ -39,8 +39,8 @@ func scalarString(v any) (string, error) {
 
 // queryStrings formats a value for the query string or a form body: a
 // scalar is one value, an array repeats the key once per item, and an
-// object (only reachable through a free-form input_schema) is sent as its
-// JSON text.
+// object (only reachable through an input_schema, whose properties may
+// be of any type) is sent as its JSON text.
 func queryStrings(v any) ([]string, error) {
 	switch v := v.(type) {
 	case []any:
