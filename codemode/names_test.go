@@ -1,0 +1,258 @@
+package codemode
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestIsIdentifier(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"weather", true},
+		{"get_weather", true},
+		{"_private", true},
+		{"$", true},
+		{"$jq", true},
+		{"camelCase2", true},
+		{"A", true},
+		{"_2fa", true},
+		{"delete_", true},
+		{"type", true}, // contextual in TypeScript, a fine binding name
+		{"async", true},
+		{"of", true},
+		{"", false},
+		{"2fa", false},
+		{"0", false},
+		{"get-weather", false},
+		{"get.weather", false},
+		{"with space", false},
+		{"café", false}, // valid JavaScript, but only ASCII is accepted
+		{"naïve", false},
+		{"tab\t", false},
+		{"delete", false},
+		{"class", false},
+		{"await", false},
+		{"yield", false},
+		{"let", false},
+		{"static", false},
+		{"enum", false},
+		{"implements", false},
+		{"interface", false},
+		{"package", false},
+		{"private", false},
+		{"protected", false},
+		{"public", false},
+		{"arguments", false},
+		{"eval", false},
+		{"null", false},
+		{"true", false},
+		{"false", false},
+		{"undefined", false},
+		{"NaN", false},
+		{"Infinity", false},
+		{"__proto__", false},
+	} {
+		if got := IsIdentifier(tc.in); got != tc.want {
+			t.Errorf("IsIdentifier(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestReservedWord(t *testing.T) {
+	for _, w := range []string{
+		"break", "case", "catch", "class", "const", "continue", "debugger",
+		"default", "delete", "do", "else", "enum", "export", "extends", "false",
+		"finally", "for", "function", "if", "import", "in", "instanceof", "new",
+		"null", "return", "super", "switch", "this", "throw", "true", "try",
+		"typeof", "var", "void", "while", "with", "yield", "let", "static",
+		"implements", "interface", "package", "private", "protected", "public",
+		"await", "arguments", "eval", "undefined", "NaN", "Infinity",
+	} {
+		if !ReservedWord(w) {
+			t.Errorf("ReservedWord(%q) = false", w)
+		}
+	}
+	for _, w := range []string{"Delete", "type", "async", "get", "set", "of", "from", "weather", "constructor"} {
+		if ReservedWord(w) {
+			t.Errorf("ReservedWord(%q) = true", w)
+		}
+	}
+}
+
+func TestSandboxGlobal(t *testing.T) {
+	for _, g := range []string{
+		"Object", "Array", "JSON", "Math", "Promise", "globalThis", "Reflect",
+		"Proxy", "Symbol", "Map", "Set", "WeakMap", "WeakSet", "Date", "RegExp",
+		"Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError",
+		"EvalError", "URIError", "AggregateError", "ArrayBuffer", "DataView",
+		"Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array",
+		"Uint16Array", "Int32Array", "Uint32Array", "Float32Array",
+		"Float64Array", "BigInt64Array", "BigUint64Array", "parseInt",
+		"parseFloat", "isNaN", "isFinite", "encodeURI", "encodeURIComponent",
+		"decodeURI", "decodeURIComponent", "escape", "unescape", "eval",
+		"Function", "Boolean", "Number", "String", "BigInt", "Intl", "Atomics",
+		"SharedArrayBuffer", "WeakRef", "FinalizationRegistry", "Iterator",
+		"console", "setTimeout", "clearTimeout",
+		"fetch", "require", "process", "module", "exports", "import", "window",
+		"self", "global", "Deno", "Bun",
+	} {
+		if !SandboxGlobal(g) {
+			t.Errorf("SandboxGlobal(%q) = false", g)
+		}
+	}
+	for _, n := range []string{"weather", "github", "json", "math", "db", "document", "crypto", "slack", "files"} {
+		if SandboxGlobal(n) {
+			t.Errorf("SandboxGlobal(%q) = true", n)
+		}
+	}
+}
+
+func TestCheckBackendName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  string // substring; "" for no error
+	}{
+		{"weather", ""},
+		{"github", ""},
+		{"my_api", ""},
+		{"api2", ""},
+		{"$svc", ""},
+		{"json", ""}, // case matters: JSON is taken, json is not
+		{"", "is not a JavaScript identifier"},
+		{"my-api", `"my-api" is not a JavaScript identifier`},
+		{"my.api", "is not a JavaScript identifier"},
+		{"2fa", "is not a JavaScript identifier"},
+		{"météo", "is not a JavaScript identifier"},
+		{"delete", `"delete" is a reserved word`},
+		{"let", "is a reserved word"},
+		{"undefined", "is a reserved word"},
+		{"eval", "is a reserved word"},
+		{"__proto__", "is a reserved word"},
+		{"JSON", `"JSON" shadows the sandbox global JSON`},
+		{"console", "shadows the sandbox global console"},
+		{"fetch", "shadows the sandbox global fetch"},
+		{"process", "shadows the sandbox global process"},
+		{"globalThis", "shadows the sandbox global globalThis"},
+	} {
+		err := CheckBackendName(tc.name)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("CheckBackendName(%q) = %v, want nil", tc.name, err)
+		case tc.err != "" && err == nil:
+			t.Errorf("CheckBackendName(%q) = nil, want an error with %q", tc.name, tc.err)
+		case tc.err != "" && !strings.Contains(err.Error(), tc.err):
+			t.Errorf("CheckBackendName(%q) = %q, want it to contain %q", tc.name, err, tc.err)
+		}
+	}
+}
+
+func TestSanitizeIdentifier(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"get_weather", "get_weather"},
+		{"get-weather", "get_weather"},
+		{"get.weather", "get_weather"},
+		{"get weather", "get_weather"},
+		{"getWeather", "getWeather"},
+		{"$ref", "$ref"},
+		{"2fa-verify", "_2fa_verify"},
+		{"9", "_9"},
+		{"delete", "delete_"},
+		{"class", "class_"},
+		{"undefined", "undefined_"},
+		{"__proto__", "__proto___"},
+		{"", "_"},
+		{"-", "_"},
+		{"météo", "m_t_o"}, // one '_' per character, not per byte
+		{"天気", "__"},       // likewise
+		{"a\xffb", "a_b"},  // an invalid byte is one character
+		{"tool/v1:run", "tool_v1_run"},
+		{"delete_", "delete_"}, // already free
+		{"1delete", "_1delete"},
+	} {
+		got := SanitizeIdentifier(tc.in)
+		if got != tc.want {
+			t.Errorf("SanitizeIdentifier(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if !IsIdentifier(got) {
+			t.Errorf("SanitizeIdentifier(%q) = %q, which is not an identifier", tc.in, got)
+		}
+	}
+}
+
+func TestAssignNames(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		tools      []string
+		idents     []string
+		collisions []Collision
+	}{
+		{
+			name:   "none",
+			tools:  nil,
+			idents: []string{},
+		},
+		{
+			name:   "distinct",
+			tools:  []string{"search", "get-page", "delete"},
+			idents: []string{"search", "get_page", "delete_"},
+		},
+		{
+			name:   "collisions in order",
+			tools:  []string{"get-weather", "get.weather", "get_weather"},
+			idents: []string{"get_weather", "get_weather_2", "get_weather_3"},
+			collisions: []Collision{
+				{Tool: "get.weather", Sanitized: "get_weather", Assigned: "get_weather_2"},
+				{Tool: "get_weather", Sanitized: "get_weather", Assigned: "get_weather_3"},
+			},
+		},
+		{
+			name:   "suffix already taken by a real name",
+			tools:  []string{"a_2", "a", "a"},
+			idents: []string{"a_2", "a", "a_3"},
+			collisions: []Collision{
+				{Tool: "a", Sanitized: "a", Assigned: "a_3"},
+			},
+		},
+		{
+			name:   "later real name meets an assigned suffix",
+			tools:  []string{"x", "x", "x_2"},
+			idents: []string{"x", "x_2", "x_2_2"},
+			collisions: []Collision{
+				{Tool: "x", Sanitized: "x", Assigned: "x_2"},
+				{Tool: "x_2", Sanitized: "x_2", Assigned: "x_2_2"},
+			},
+		},
+		{
+			name:   "reserved and empty",
+			tools:  []string{"delete", "delete_", "", "-"},
+			idents: []string{"delete_", "delete__2", "_", "__2"},
+			collisions: []Collision{
+				{Tool: "delete_", Sanitized: "delete_", Assigned: "delete__2"},
+				{Tool: "-", Sanitized: "_", Assigned: "__2"},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idents, collisions := AssignNames(tc.tools)
+			if !reflect.DeepEqual(idents, tc.idents) {
+				t.Errorf("idents = %q, want %q", idents, tc.idents)
+			}
+			if !reflect.DeepEqual(collisions, tc.collisions) {
+				t.Errorf("collisions = %+v, want %+v", collisions, tc.collisions)
+			}
+			seen := make(map[string]bool)
+			for _, id := range idents {
+				if seen[id] {
+					t.Errorf("identifier %q assigned twice", id)
+				}
+				seen[id] = true
+				if !IsIdentifier(id) {
+					t.Errorf("%q is not an identifier", id)
+				}
+			}
+		})
+	}
+}
