@@ -23,6 +23,11 @@ type Binding struct {
 	// tool's value as JSON text. A *ToolError becomes an Error thrown in the
 	// code with the backend's message.
 	Call func(ctx context.Context, tool string, args []byte) ([]byte, error)
+	// Unavailable, when set, says why the backend's tools are not known
+	// (it is down). The global then turns any method the code calls into
+	// a call of the tool of that name, so a backend that comes back during
+	// the run can be used, and one that stays down fails with its reason.
+	Unavailable string
 }
 
 // Limits bound one execution. Zero values take the defaults.

@@ -378,3 +378,19 @@ func TestErrorIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestUnavailableBackend(t *testing.T) {
+	var got []string
+	b := Binding{Name: "later", Unavailable: "connection refused", Call: func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+		got = append(got, tool+string(args))
+		if tool == "up" {
+			return []byte(`"back"`), nil
+		}
+		return nil, errors.New("unavailable: connection refused")
+	}}
+	res := run(t, Limits{}, `let m; try { await later.down({}) } catch (e) { m = e.message } return [await later.up({a: 1}), m, typeof later.then]`, b)
+	wantValue(t, res, `["back","later.down failed: unavailable: connection refused","undefined"]`)
+	if strings.Join(got, " ") != `down{} up{"a":1}` {
+		t.Errorf("calls %v", got)
+	}
+}

@@ -145,9 +145,36 @@ func (ex *execution) setupTimers() error {
 	return defineMethod(vm, vm.GlobalObject(), "clearTimeout", 1, clearTimeout)
 }
 
+// dynamicBackend makes the global of a backend whose tools are not known:
+// any method called on it calls the tool of that name.
+var dynamicBackend = goja.MustCompile("sandbox-backend", `(function (call) {
+	return new Proxy({}, {
+		get(target, prop) {
+			if (typeof prop !== "string" || prop === "then" || prop === "toJSON") return undefined;
+			return function (args) { return call(prop, args); };
+		},
+	});
+})`, true)
+
 // setupBinding adds a backend global whose methods call the backend.
 func (ex *execution) setupBinding(b Binding) error {
 	vm := ex.vm
+	if b.Unavailable != "" {
+		maker, err := vm.RunProgram(dynamicBackend)
+		if err != nil {
+			return err
+		}
+		mk, _ := goja.AssertFunction(maker)
+		call := vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			tool := call.Argument(0).String()
+			return ex.bindingCall(b, tool, tool)(goja.FunctionCall{This: goja.Undefined(), Arguments: call.Arguments[1:]})
+		})
+		obj, err := mk(goja.Undefined(), call)
+		if err != nil {
+			return err
+		}
+		return vm.GlobalObject().DefineDataProperty(b.Name, obj, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
 	obj := vm.NewObject()
 	idents := make([]string, 0, len(b.Tools))
 	for ident := range b.Tools {

@@ -1,0 +1,304 @@
+package caddymcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/caddy-mcp/caddy-mcp/codemode"
+)
+
+func init() {
+	caddy.RegisterModule(CodeMode{})
+}
+
+// coldStartWait is how long tools/list waits, after provisioning, for the
+// backends' first connections before describing a backend as unavailable.
+const coldStartWait = 2 * time.Second
+
+// CodeMode aggregates several MCP backends behind one MCP endpoint that
+// offers a single tool. The tool takes JavaScript or TypeScript written by
+// the model and runs it in a fresh, network-less goja sandbox, where each
+// backend is a global with one typed async function per backend tool. The
+// tool's description carries TypeScript declarations generated from the
+// backends' tool schemas. The model chains and filters calls in code and
+// reads only what the code prints or returns.
+//
+// The sandbox's only exits are the bindings, which call the backends from
+// Go with the configured headers; the code never sees them. Backends are
+// connected in the background and kept across config reloads.
+//
+// goja is not a V8 isolate: the sandbox shares the Caddy process. Every
+// built-in that could exhaust the process is bounded, executions are
+// interrupted at their timeout, and a heap ceiling (max_memory) stops
+// executions when the process heap passes it. See the README.
+//
+// This handler sets these placeholders:
+//
+// Placeholder | Description
+// ------------|-------------
+// `{http.mcp.method}` | The JSON-RPC method of the request
+// `{http.mcp.tool}` | The tool name of a tools/call
+type CodeMode struct {
+	// Name is the server name reported in initialize. Default: caddy-mcp-codemode.
+	Name string `json:"name,omitempty"`
+
+	// Instructions tell clients how to use the server. Default: none.
+	Instructions string `json:"instructions,omitempty"`
+
+	// ToolName is the name of the single tool. Default: execute.
+	ToolName string `json:"tool_name,omitempty"`
+
+	// Backends are the MCP servers the code can call.
+	Backends []*CodeModeBackend `json:"backends,omitempty"`
+
+	// Timeout bounds one execution, wall clock. Default: 30s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// MaxToolCalls bounds the backend calls of one execution. Default: 100.
+	MaxToolCalls int `json:"max_tool_calls,omitempty"`
+
+	// MaxOutput bounds the logs and result returned to the model, in
+	// bytes. Default: 24KiB.
+	MaxOutput int64 `json:"max_output,omitempty"`
+
+	// MaxCodeSize bounds the code input, in bytes. Default: 64KiB.
+	MaxCodeSize int64 `json:"max_code_size,omitempty"`
+
+	// MaxConcurrent bounds the executions running at once; beyond it a
+	// call gets a busy error. Default: 2 x GOMAXPROCS.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
+
+	// MaxMemory is a ceiling on the process heap, in bytes, watched while
+	// executions run; past it, running executions are stopped with a
+	// limit error. It guards the process; it does not meter one execution.
+	// Default: 1GiB.
+	MaxMemory int64 `json:"max_memory,omitempty"`
+
+	Endpoint
+
+	runner      *codemode.Runner
+	backends    []*backendRef
+	logger      *zap.Logger
+	metrics     *metrics
+	provisioned time.Time
+	describe    *description
+}
+
+// CodeModeBackend is one MCP backend of a codemode handler.
+type CodeModeBackend struct {
+	// Name is the global the code uses: await <name>.<tool>({...}). It must
+	// be a JavaScript identifier that does not shadow a sandbox global.
+	Name string `json:"name"`
+
+	// URL is the backend's MCP endpoint.
+	URL string `json:"url"`
+
+	// Headers are sent on every request to the backend; placeholders are
+	// allowed. The code never sees them. Default: none.
+	Headers http.Header `json:"headers,omitempty"`
+
+	// Transport is streamable_http or sse. Default: streamable_http.
+	Transport string `json:"transport,omitempty"`
+
+	// Tools are globs of the backend tools to expose. Default: all.
+	Tools []string `json:"tools,omitempty"`
+
+	// Timeout bounds one call to the backend. Default: 30s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (CodeMode) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.codemode",
+		New: func() caddy.Module { return new(CodeMode) },
+	}
+}
+
+// Provision checks the backends, takes their clients from the pool (or
+// starts them in the background) and sets up the MCP server.
+func (cm *CodeMode) Provision(ctx caddy.Context) error {
+	cm.logger = ctx.Logger()
+	cm.provisioned = time.Now()
+	if cm.Name == "" {
+		cm.Name = "caddy-mcp-codemode"
+	}
+	if cm.ToolName == "" {
+		cm.ToolName = "execute"
+	}
+	if !toolNamePattern.MatchString(cm.ToolName) {
+		return fmt.Errorf("tool_name %q: use 1 to 128 letters, digits, '_', '-' or '.'", cm.ToolName)
+	}
+	if cm.Timeout == 0 {
+		cm.Timeout = caddy.Duration(codemode.DefaultTimeout)
+	}
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"max_tool_calls", int64(cm.MaxToolCalls)}, {"max_output", cm.MaxOutput}, {"max_code_size", cm.MaxCodeSize},
+		{"max_concurrent", int64(cm.MaxConcurrent)}, {"max_memory", cm.MaxMemory}, {"timeout", int64(cm.Timeout)}} {
+		if v.n < 0 {
+			return fmt.Errorf("%s must not be negative", v.name)
+		}
+	}
+	cm.runner = codemode.NewRunner(codemode.Limits{
+		Timeout:       time.Duration(cm.Timeout),
+		MaxToolCalls:  cm.MaxToolCalls,
+		MaxOutput:     int(cm.MaxOutput),
+		MaxCodeSize:   int(cm.MaxCodeSize),
+		MaxConcurrent: cm.MaxConcurrent,
+		MaxMemory:     cm.MaxMemory,
+	})
+
+	seen := make(map[string]bool, len(cm.Backends))
+	for _, b := range cm.Backends {
+		if b == nil {
+			continue
+		}
+		if err := codemode.CheckBackendName(b.Name); err != nil {
+			return fmt.Errorf("backend %q: %v", b.Name, err)
+		}
+		if seen[b.Name] {
+			return fmt.Errorf("backend %q is defined twice", b.Name)
+		}
+		seen[b.Name] = true
+		if u, err := url.Parse(b.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("backend %q: url %q: want an http:// or https:// URL", b.Name, b.URL)
+		}
+		switch b.Transport {
+		case "", "streamable_http", "sse":
+		default:
+			return fmt.Errorf("backend %q: transport %q: want streamable_http or sse", b.Name, b.Transport)
+		}
+		if b.Timeout < 0 {
+			return fmt.Errorf("backend %q: timeout must not be negative", b.Name)
+		}
+		ref, err := loadBackend(b, cm.logger)
+		if err != nil {
+			return fmt.Errorf("backend %q: %v", b.Name, err)
+		}
+		cm.backends = append(cm.backends, ref)
+	}
+
+	var err error
+	if cm.metrics, err = newMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
+	cm.describe = &description{cm: cm}
+	tool := mcp.NewToolWithRawSchema(cm.ToolName, "", codeInputSchema)
+	tool.RawOutputSchema = codeOutputSchema
+	tool.Annotations.Title = "Run code against the tools of " + cm.Name
+	srv := server.NewMCPServer(cm.Name, Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(cm.Instructions),
+		server.WithRecovery(),
+		// Backend tools are only known at run time: the description is
+		// written when the tools are listed.
+		server.WithToolFilter(cm.describe.filter),
+	)
+	srv.AddTool(tool, cm.execute)
+	return cm.provisionEndpoint(ctx, srv, "codemode", cm.logger, cm.metrics)
+}
+
+// Validate checks the configuration.
+func (cm *CodeMode) Validate() error {
+	if len(cm.backends) == 0 {
+		return errors.New("codemode needs at least one backend")
+	}
+	return nil
+}
+
+// Cleanup releases this handler's hold on the backend clients; a client
+// closes when no loaded config uses it any more.
+func (cm *CodeMode) Cleanup() error {
+	for _, b := range cm.backends {
+		b.release()
+	}
+	return nil
+}
+
+// ServeHTTP serves the MCP endpoint.
+func (cm *CodeMode) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	return cm.serveEndpoint(w, r, nil)
+}
+
+var codeInputSchema = json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"JavaScript or TypeScript: the body of an async function. Use await, and return the result."}},"required":["code"],"additionalProperties":false}`)
+
+var codeOutputSchema = json.RawMessage(`{"type":"object","properties":{"result":{"description":"The value the code returned."},"logs":{"type":"array","items":{"type":"string"},"description":"Console output."}}}`)
+
+// execute is the tool: it runs the code with one binding per backend.
+func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	args, _ := req.Params.Arguments.(map[string]any)
+	code, ok := args["code"].(string)
+	if !ok {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(
+			`the "code" argument is required: a string of JavaScript or TypeScript`)}}, nil
+	}
+	bindings := cm.bindings(ctx)
+	res := cm.runner.Run(ctx, code, bindings)
+	cm.observe(res, time.Since(start))
+
+	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}
+	if res.Err != nil {
+		out.IsError = true
+		return out, nil
+	}
+	logs := res.Logs
+	if logs == nil {
+		logs = []string{}
+	}
+	structured := map[string]any{"logs": logs}
+	if res.Value != nil && len(res.Value) <= cm.runner.Limits().MaxOutput {
+		structured["result"] = res.Value
+	}
+	out.StructuredContent = structured
+	return out, nil
+}
+
+// observe logs one execution and counts it.
+func (cm *CodeMode) observe(res *codemode.Result, d time.Duration) {
+	outcome := "ok"
+	level := zapcore.DebugLevel
+	if res.Err != nil {
+		outcome = res.Err.Kind
+		switch res.Err.Kind {
+		case codemode.KindMemory, codemode.KindBusy:
+			level = zapcore.WarnLevel
+		}
+	}
+	cm.metrics.toolCalls.WithLabelValues("codemode", cm.Name, cm.ToolName, outcome).Inc()
+	cm.metrics.toolDuration.WithLabelValues("codemode", cm.Name, cm.ToolName).Observe(d.Seconds())
+	if c := cm.logger.Check(level, "execution"); c != nil {
+		fields := []zap.Field{
+			zap.String("outcome", outcome),
+			zap.Int("tool_calls", res.ToolCalls),
+			zap.Duration("duration", d),
+			zap.Int("output_bytes", len(res.Text)),
+		}
+		if res.Err != nil {
+			fields = append(fields, zap.String("error", res.Err.Message))
+		}
+		c.Write(fields...)
+	}
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*CodeMode)(nil)
+	_ caddy.Validator             = (*CodeMode)(nil)
+	_ caddy.CleanerUpper          = (*CodeMode)(nil)
+	_ caddyhttp.MiddlewareHandler = (*CodeMode)(nil)
+)

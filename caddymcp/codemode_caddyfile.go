@@ -1,0 +1,156 @@
+package caddymcp
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("codemode", parseCodeMode)
+	httpcaddyfile.RegisterDirectiveOrder("codemode", httpcaddyfile.Before, "respond")
+}
+
+func parseCodeMode(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	cm := new(CodeMode)
+	err := cm.UnmarshalCaddyfile(h.Dispenser)
+	return cm, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	codemode [<matcher>] {
+//		name          <server-name>
+//		instructions  <text>
+//		tool_name     <name>
+//		backend <name> <url> {
+//			header    <field> <value>
+//			transport streamable_http|sse
+//			tools     <glob...>
+//			timeout   <duration>
+//		}
+//		timeout         <duration>
+//		max_tool_calls  <n>
+//		max_output      <size>
+//		max_code_size   <size>
+//		max_concurrent  <n>
+//		max_memory      <size>
+//		max_request_size <size>
+//		allow_origins   <origin...>
+//		allow_hosts     <host...>
+//	}
+func (cm *CodeMode) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	seen := make(map[string]bool)
+	for d.NextBlock(0) {
+		key := d.Val()
+		if key != "backend" {
+			if seen[key] {
+				return d.Errf("%s is set twice", key)
+			}
+			seen[key] = true
+		}
+		var err error
+		switch key {
+		case "name":
+			err = oneArg(d, &cm.Name)
+		case "instructions":
+			err = oneArg(d, &cm.Instructions)
+		case "tool_name":
+			err = oneArg(d, &cm.ToolName)
+		case "backend":
+			var b *CodeModeBackend
+			if b, err = parseBackend(d); err == nil {
+				cm.Backends = append(cm.Backends, b)
+			}
+		case "timeout":
+			err = durationArg(d, &cm.Timeout)
+		case "max_tool_calls":
+			err = countArg(d, &cm.MaxToolCalls)
+		case "max_output":
+			err = sizeArg(d, &cm.MaxOutput)
+		case "max_code_size":
+			err = sizeArg(d, &cm.MaxCodeSize)
+		case "max_concurrent":
+			err = countArg(d, &cm.MaxConcurrent)
+		case "max_memory":
+			err = sizeArg(d, &cm.MaxMemory)
+		default:
+			var handled bool
+			handled, err = cm.Endpoint.unmarshalSubdirective(d)
+			if !handled {
+				return d.Errf("unknown subdirective %q", key)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseBackend(d *caddyfile.Dispenser) (*CodeModeBackend, error) {
+	b := &CodeModeBackend{}
+	args := d.RemainingArgs()
+	if len(args) != 2 {
+		return nil, d.ArgErr()
+	}
+	b.Name, b.URL = args[0], args[1]
+	seen := make(map[string]bool)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		key := d.Val()
+		if key != "header" {
+			if seen[key] {
+				return nil, d.Errf("backend %s: %s is set twice", b.Name, key)
+			}
+			seen[key] = true
+		}
+		var err error
+		switch key {
+		case "header":
+			if b.Headers == nil {
+				b.Headers = make(http.Header)
+			}
+			err = headerLine(d, b.Headers)
+		case "transport":
+			if err = oneArg(d, &b.Transport); err == nil && b.Transport != "streamable_http" && b.Transport != "sse" {
+				return nil, d.Errf("backend %s: transport %q: want streamable_http or sse", b.Name, b.Transport)
+			}
+		case "tools":
+			if b.Tools = d.RemainingArgs(); len(b.Tools) == 0 {
+				return nil, d.ArgErr()
+			}
+		case "timeout":
+			err = durationArg(d, &b.Timeout)
+		default:
+			return nil, d.Errf("backend %s: unknown subdirective %q", b.Name, key)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func countArg(d *caddyfile.Dispenser, target *int) error {
+	key := d.Val()
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return d.Errf("%s %q: want a positive whole number", key, s)
+	}
+	*target = n
+	return nil
+}
+
+// Interface guards
+var _ caddyfile.Unmarshaler = (*CodeMode)(nil)

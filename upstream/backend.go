@@ -1,0 +1,571 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+)
+
+// Backend transports.
+const (
+	TransportStreamableHTTP = "streamable_http"
+	TransportSSE            = "sse"
+)
+
+// BackendConfig describes one MCP backend.
+type BackendConfig struct {
+	Name      string // for logs
+	URL       string
+	Transport string // streamable_http (default) or sse
+	// Header returns the headers for a request; ctx is the request's when
+	// there is one. The values never leave the transport.
+	Header func(ctx context.Context) map[string]string
+	// Tools are globs of the tool names to expose; none exposes all.
+	Tools   []string
+	Timeout time.Duration // per call; default 30s
+	// RefreshInterval is how old the tool list may get before it is listed
+	// again; default 5 minutes. mcp-go's client opens no listening stream,
+	// so list_changed notifications may never arrive.
+	RefreshInterval time.Duration
+	Logger          *zap.Logger
+}
+
+// RemoteTool is one backend tool, its schemas as the backend sent them.
+type RemoteTool struct {
+	Name         string
+	Description  string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+}
+
+// BackendError is a backend tool's own error result (isError).
+type BackendError struct{ Message string }
+
+func (e *BackendError) Error() string { return e.Message }
+
+// Backend is a client of one MCP server: it connects in the background,
+// reconnects with backoff, re-initializes when the server forgot the
+// session, and keeps the server's tool list. Safe for concurrent use.
+type Backend struct {
+	cfg  BackendConfig
+	http *http.Client
+
+	mu        sync.Mutex
+	client    *client.Client
+	tools     []RemoteTool
+	listedAt  time.Time
+	lastErr   error
+	attempted chan struct{} // closed after the first connection attempt
+	version   atomic.Uint64 // bumped when the tool list changes
+
+	wake     chan struct{} // asks the connection loop to reconnect now
+	refresh  chan struct{} // asks for the tool list again
+	settled  chan struct{} // closed and replaced after each attempt
+	stop     chan struct{}
+	stopped  chan struct{}
+	closeOne sync.Once
+	reqID    atomic.Int64
+}
+
+// NewBackend starts connecting to the backend in the background; it never
+// blocks on the network.
+func NewBackend(cfg BackendConfig) *Backend {
+	if cfg.Transport == "" {
+		cfg.Transport = TransportStreamableHTTP
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = 5 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	b := &Backend{
+		cfg:       cfg,
+		attempted: make(chan struct{}),
+		wake:      make(chan struct{}, 1),
+		refresh:   make(chan struct{}, 1),
+		settled:   make(chan struct{}),
+		stop:      make(chan struct{}),
+		stopped:   make(chan struct{}),
+		http: &http.Client{
+			Transport: &http.Transport{
+				DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+				MaxIdleConnsPerHost: 64,
+				IdleConnTimeout:     90 * time.Second,
+				TLSHandshakeTimeout: 10 * time.Second,
+			},
+			// A redirect could carry the configured headers to another host.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+	b.reqID.Store(1 << 40)
+	go b.loop()
+	return b
+}
+
+// Close stops the connection loop and closes the client.
+func (b *Backend) Close() error {
+	b.closeOne.Do(func() { close(b.stop) })
+	<-b.stopped
+	b.mu.Lock()
+	c := b.client
+	b.client = nil
+	b.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+	b.http.CloseIdleConnections()
+	return nil
+}
+
+// Version changes whenever the tool list does.
+func (b *Backend) Version() uint64 { return b.version.Load() }
+
+// Tools returns the backend's exposed tools. It waits until the first
+// connection attempt is over, or at most until wait ends, and then
+// reports the backend unavailable if it is not connected.
+func (b *Backend) Tools(ctx context.Context, wait time.Time) ([]RemoteTool, error) {
+	if d := time.Until(wait); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-b.attempted:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client == nil {
+		if b.lastErr != nil {
+			return nil, b.lastErr
+		}
+		return nil, errors.New("connecting")
+	}
+	if time.Since(b.listedAt) > b.cfg.RefreshInterval {
+		b.askRefresh()
+	}
+	return b.tools, nil
+}
+
+// Call calls a tool and returns its value as JSON: the structured content
+// if there is one, else the text parsed as JSON if it is JSON, else the
+// text. A tool's own error comes back as *BackendError.
+func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		c, err := b.connected(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name = tool
+		req.Params.Arguments = args
+		res, err := c.CallTool(ctx, req)
+		if err == nil {
+			return valueOf(res)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("no answer within %s: %w", b.cfg.Timeout, ctx.Err())
+		}
+		switch {
+		case staleSession(err) || unreachable(err):
+			// The request never ran: reconnect, and try once more.
+			b.drop(c, err)
+			if attempt == 0 {
+				continue
+			}
+			return nil, fmt.Errorf("unavailable: %w", cleanMCPError(err))
+		case unknownTool(err):
+			b.askRefresh()
+		}
+		return nil, cleanMCPError(err)
+	}
+}
+
+// connected returns the current client, asking for a connection and
+// waiting for the attempt when there is none.
+func (b *Backend) connected(ctx context.Context) (*client.Client, error) {
+	for tries := 0; tries < 2; tries++ {
+		b.mu.Lock()
+		c, settled, lastErr := b.client, b.settled, b.lastErr
+		b.mu.Unlock()
+		if c != nil {
+			return c, nil
+		}
+		if tries == 1 {
+			if lastErr == nil {
+				lastErr = errors.New("not connected")
+			}
+			return nil, fmt.Errorf("unavailable: %w", lastErr)
+		}
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("unavailable: no connection within the call's time: %w", ctx.Err())
+		case <-b.stop:
+			return nil, errors.New("unavailable: the backend is shutting down")
+		}
+	}
+	return nil, errors.New("unavailable")
+}
+
+// drop forgets a client that failed, so that the loop reconnects.
+func (b *Backend) drop(c *client.Client, err error) {
+	b.mu.Lock()
+	if b.client == c {
+		b.client = nil
+		b.lastErr = cleanMCPError(err)
+	}
+	b.mu.Unlock()
+	go c.Close()
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (b *Backend) askRefresh() {
+	select {
+	case b.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// loop connects, reconnects with backoff while the backend is down, and
+// refreshes the tool list on request and on its TTL.
+func (b *Backend) loop() {
+	defer close(b.stopped)
+	backoff := 250 * time.Millisecond
+	first := true
+	for {
+		b.mu.Lock()
+		up := b.client != nil
+		b.mu.Unlock()
+		if !up {
+			err := b.connect()
+			b.settle(first)
+			first = false
+			if err != nil {
+				b.cfg.Logger.Debug("backend unavailable", zap.String("backend", b.cfg.Name), zap.Error(err), zap.Duration("retry_in", backoff))
+				t := time.NewTimer(backoff)
+				select {
+				case <-b.stop:
+					t.Stop()
+					return
+				case <-b.wake:
+				case <-t.C:
+				}
+				t.Stop()
+				if backoff *= 2; backoff > 30*time.Second {
+					backoff = 30 * time.Second
+				}
+				continue
+			}
+			backoff = 250 * time.Millisecond
+		}
+		t := time.NewTimer(b.cfg.RefreshInterval)
+		select {
+		case <-b.stop:
+			t.Stop()
+			return
+		case <-b.wake:
+		case <-b.refresh:
+			b.relist()
+		case <-t.C:
+			b.relist()
+		}
+		t.Stop()
+	}
+}
+
+// settle tells waiters that a connection attempt is over.
+func (b *Backend) settle(first bool) {
+	b.mu.Lock()
+	close(b.settled)
+	b.settled = make(chan struct{})
+	b.mu.Unlock()
+	if first {
+		close(b.attempted)
+	}
+}
+
+// connect starts a new client, initializes it and lists the tools.
+func (b *Backend) connect() error {
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-b.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	c, err := b.newClient()
+	if err != nil {
+		return b.fail(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		_ = c.Close()
+		return b.fail(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "caddy-mcp", Version: "0.1.0"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		_ = c.Close()
+		return b.fail(err)
+	}
+	tools, err := b.listTools(ctx, c)
+	if err != nil {
+		_ = c.Close()
+		return b.fail(err)
+	}
+	b.mu.Lock()
+	b.client, b.lastErr = c, nil
+	b.setTools(tools)
+	b.mu.Unlock()
+	b.cfg.Logger.Debug("backend connected", zap.String("backend", b.cfg.Name),
+		zap.String("protocol", c.ProtocolVersion()), zap.Int("tools", len(tools)))
+	return nil
+}
+
+func (b *Backend) fail(err error) error {
+	err = cleanMCPError(err)
+	b.mu.Lock()
+	b.lastErr = err
+	b.mu.Unlock()
+	return err
+}
+
+// relist lists the tools again on the current client.
+func (b *Backend) relist() {
+	b.mu.Lock()
+	c := b.client
+	b.mu.Unlock()
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
+	defer cancel()
+	tools, err := b.listTools(ctx, c)
+	if err != nil {
+		if staleSession(err) || unreachable(err) {
+			b.drop(c, err)
+		}
+		return
+	}
+	b.mu.Lock()
+	b.setTools(tools)
+	b.mu.Unlock()
+}
+
+// setTools stores a new tool list; b.mu is held.
+func (b *Backend) setTools(tools []RemoteTool) {
+	b.listedAt = time.Now()
+	if !sameTools(b.tools, tools) {
+		b.tools = tools
+		b.version.Add(1)
+	}
+}
+
+func sameTools(a, b []RemoteTool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description ||
+			string(a[i].InputSchema) != string(b[i].InputSchema) || string(a[i].OutputSchema) != string(b[i].OutputSchema) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Backend) newClient() (*client.Client, error) {
+	header := b.cfg.Header
+	if header == nil {
+		header = func(context.Context) map[string]string { return nil }
+	}
+	switch b.cfg.Transport {
+	case TransportSSE:
+		return client.NewSSEMCPClient(b.cfg.URL,
+			transport.WithHTTPClient(b.http),
+			transport.WithHeaderFunc(transport.HTTPHeaderFunc(header)))
+	case TransportStreamableHTTP:
+		tr, err := transport.NewStreamableHTTP(b.cfg.URL,
+			transport.WithHTTPBasicClient(b.http),
+			transport.WithHTTPHeaderFunc(transport.HTTPHeaderFunc(header)))
+		if err != nil {
+			return nil, err
+		}
+		return client.NewClient(tr), nil
+	default:
+		return nil, fmt.Errorf("unknown transport %q", b.cfg.Transport)
+	}
+}
+
+// listTools sends tools/list through the transport and keeps the raw JSON
+// of each tool: mcp-go's mcp.Tool drops parts of schemas ($schema, oneOf,
+// a top-level title) and the order of nested properties.
+func (b *Backend) listTools(ctx context.Context, c *client.Client) ([]RemoteTool, error) {
+	var out []RemoteTool
+	cursor := ""
+	for page := 0; page < 100; page++ {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		var header http.Header
+		if v := c.ProtocolVersion(); mcp.IsModernProtocol(v) {
+			params["_meta"] = map[string]any{
+				mcp.MetaKeyProtocolVersion:    v,
+				mcp.MetaKeyClientCapabilities: map[string]any{},
+				mcp.MetaKeyClientInfo:         mcp.Implementation{Name: "caddy-mcp", Version: "0.1.0"},
+			}
+			encoded, _ := json.Marshal(params)
+			header = http.Header{}
+			for k, v := range mcp.StandardHeaders(v, mcp.MethodToolsList, encoded) {
+				header.Set(k, v)
+			}
+		}
+		resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+			JSONRPC: mcp.JSONRPC_VERSION,
+			ID:      mcp.NewRequestId(b.reqID.Add(1)),
+			Method:  string(mcp.MethodToolsList),
+			Params:  params,
+			Header:  header,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if resp.Error != nil {
+			return nil, resp.Error.AsError()
+		}
+		var result struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(resp.Result, &result); err != nil {
+			return nil, fmt.Errorf("tools/list answer: %w", err)
+		}
+		for _, raw := range result.Tools {
+			var t struct {
+				Name         string          `json:"name"`
+				Description  string          `json:"description"`
+				InputSchema  json.RawMessage `json:"inputSchema"`
+				OutputSchema json.RawMessage `json:"outputSchema"`
+			}
+			if json.Unmarshal(raw, &t) != nil || t.Name == "" || !b.exposed(t.Name) {
+				continue
+			}
+			out = append(out, RemoteTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema})
+		}
+		if result.NextCursor == "" || result.NextCursor == cursor {
+			break
+		}
+		cursor = result.NextCursor
+	}
+	return out, nil
+}
+
+// exposed reports whether the tools globs let a tool through.
+func (b *Backend) exposed(name string) bool {
+	if len(b.cfg.Tools) == 0 {
+		return true
+	}
+	for _, g := range b.cfg.Tools {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// valueOf turns a tool result into the value the code receives.
+func valueOf(res *mcp.CallToolResult) (json.RawMessage, error) {
+	var texts []string
+	others := false
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		} else {
+			others = true
+		}
+	}
+	if res.IsError {
+		msg := strings.Join(texts, "\n")
+		if msg == "" {
+			msg = "the tool failed and gave no message"
+		}
+		return nil, &BackendError{Message: msg}
+	}
+	if res.StructuredContent != nil {
+		return json.Marshal(res.StructuredContent)
+	}
+	if others {
+		return json.Marshal(res.Content)
+	}
+	text := strings.Join(texts, "\n")
+	if t := strings.TrimSpace(text); t != "" && json.Valid([]byte(t)) {
+		return json.RawMessage(t), nil
+	}
+	return json.Marshal(text)
+}
+
+// staleSession reports an answer saying the server no longer knows the
+// session: 404 (mcp-go's ErrSessionTerminated) or a 400 naming the session.
+func staleSession(err error) bool {
+	if errors.Is(err, transport.ErrSessionTerminated) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "session") &&
+		(strings.Contains(msg, "invalid") || strings.Contains(msg, "no valid") || strings.Contains(msg, "not found") ||
+			strings.Contains(msg, "terminated") || strings.Contains(msg, "unknown") || strings.Contains(msg, "expired") ||
+			strings.Contains(msg, "bad request") || strings.Contains(msg, "400"))
+}
+
+// unreachable reports an error where the request cannot have reached the
+// server, so that trying again is safe.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial")
+}
+
+func unknownTool(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "tool") && (strings.Contains(msg, "not found") || strings.Contains(msg, "unknown"))
+}
+
+// cleanMCPError drops the wrappers and URLs net/http and mcp-go put around
+// an error.
+func cleanMCPError(err error) error {
+	var te *transport.Error
+	if errors.As(err, &te) && te.Err != nil {
+		err = te.Err
+	}
+	return CleanError(err)
+}
