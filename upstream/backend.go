@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"path"
 	"strings"
 	"sync"
@@ -105,12 +107,12 @@ func NewBackend(cfg BackendConfig) *Backend {
 		stop:      make(chan struct{}),
 		stopped:   make(chan struct{}),
 		http: &http.Client{
-			Transport: &http.Transport{
+			Transport: retryStale{&http.Transport{
 				DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 				MaxIdleConnsPerHost: 64,
 				IdleConnTimeout:     90 * time.Second,
 				TLSHandshakeTimeout: 10 * time.Second,
-			},
+			}},
 			// A redirect could carry the configured headers to another host.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
@@ -133,6 +135,36 @@ func (b *Backend) Close() error {
 	}
 	b.http.CloseIdleConnections()
 	return nil
+}
+
+// retryStale sends a request once more, on a new connection, when it
+// failed on a pooled connection that the backend had closed (it
+// restarted, or dropped idle connections) before answering anything.
+// net/http does this itself only for requests it deems idempotent, and
+// every MCP request is a POST.
+type retryStale struct{ base *http.Transport }
+
+func (t retryStale) RoundTrip(req *http.Request) (*http.Response, error) {
+	reused := false
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
+	resp, err := t.base.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if err == nil || !reused || req.GetBody == nil || req.Context().Err() != nil || !staleConnection(err) {
+		return resp, err
+	}
+	body, gerr := req.GetBody()
+	if gerr != nil {
+		return nil, err
+	}
+	again := req.Clone(req.Context())
+	again.Body = body
+	return t.base.RoundTrip(again)
+}
+
+func (t retryStale) CloseIdleConnections() { t.base.CloseIdleConnections() }
+
+func staleConnection(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // Version changes whenever the tool list does.
