@@ -270,7 +270,6 @@ func mustCall(fn goja.Callable, this goja.Value, args ...goja.Value) goja.Value 
 	return v
 }
 
-func isArray(o *goja.Object) bool { return o.ClassName() == "Array" }
 
 func arrayLength(o *goja.Object) int64 {
 	l := o.Get("length")

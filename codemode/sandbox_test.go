@@ -296,6 +296,14 @@ func TestLimits(t *testing.T) {
 		{"code over max_code_size", Limits{MaxCodeSize: 100}, strings.Repeat("1;", 100), KindLimit, "max_code_size"},
 		{"promise storm", short, `for (let i = 0; ; i++) Promise.resolve(i).then(() => {})`, KindTimeout, "timeout"},
 		{"timer storm", Limits{}, `for (let i = 0; i < 20000; i++) setTimeout(() => {}, 1000)`, KindLimit, "timers"},
+		{"Array through a literal's constructor", Limits{}, `new ([].constructor)(2**32 - 1)`, KindLimit, "Array"},
+		{"ArrayBuffer through a typed array's buffer", Limits{}, `new (new Uint8Array(1).buffer.constructor)(2**40)`, KindLimit, "ArrayBuffer"},
+		{"typed array through an instance's constructor", Limits{}, `new (new Int8Array(1).constructor)(2**40)`, KindLimit, "Int8Array"},
+		{"TypedArray.from with a huge array-like", Limits{}, `Object.getPrototypeOf(Int8Array).from.call(Float64Array, {length: 2**40})`, KindLimit, "TypedArray.from"},
+		{"RegExp through a literal's constructor", Limits{}, `new (/x/.constructor)("(".repeat(30000) + ")".repeat(30000))`, KindLimit, "nests brackets"},
+		{"AsyncFunction constructor", Limits{}, `(async function () {}).constructor("(".repeat(30000) + ")".repeat(30000))`, KindLimit, "nests brackets"},
+		{"GeneratorFunction constructor", Limits{}, `(function* () {}).constructor("[".repeat(30000) + "]".repeat(30000))`, KindLimit, "nests brackets"},
+		{"a pattern string given to match", Limits{}, `"a".match("(".repeat(30000) + ")".repeat(30000))`, KindLimit, "nests brackets"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
