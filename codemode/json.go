@@ -270,7 +270,6 @@ func mustCall(fn goja.Callable, this goja.Value, args ...goja.Value) goja.Value 
 	return v
 }
 
-
 func arrayLength(o *goja.Object) int64 {
 	l := o.Get("length")
 	if l == nil {
