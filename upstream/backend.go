@@ -71,7 +71,8 @@ type Backend struct {
 	tools     []RemoteTool
 	listedAt  time.Time
 	lastErr   error
-	attempted chan struct{} // closed after the first connection attempt
+	firstConn chan struct{} // closed after the first successful connection
+	firstOnce sync.Once
 	version   atomic.Uint64 // bumped when the tool list changes
 
 	wake     chan struct{} // asks the connection loop to reconnect now
@@ -100,7 +101,7 @@ func NewBackend(cfg BackendConfig) *Backend {
 	}
 	b := &Backend{
 		cfg:       cfg,
-		attempted: make(chan struct{}),
+		firstConn: make(chan struct{}),
 		wake:      make(chan struct{}, 1),
 		refresh:   make(chan struct{}, 1),
 		settled:   make(chan struct{}),
@@ -170,14 +171,16 @@ func staleConnection(err error) bool {
 // Version changes whenever the tool list does.
 func (b *Backend) Version() uint64 { return b.version.Load() }
 
-// Tools returns the backend's exposed tools. It waits until the first
-// connection attempt is over, or at most until wait ends, and then
-// reports the backend unavailable if it is not connected.
+// Tools returns the backend's exposed tools. Until wait ends it waits for
+// the first successful connection (a failed first attempt is not enough:
+// a backend served by the same Caddy refuses connections until Caddy
+// listens, after provisioning), and then reports the backend unavailable
+// if it is not connected.
 func (b *Backend) Tools(ctx context.Context, wait time.Time) ([]RemoteTool, error) {
 	if d := time.Until(wait); d > 0 {
 		t := time.NewTimer(d)
 		select {
-		case <-b.attempted:
+		case <-b.firstConn:
 		case <-t.C:
 		case <-ctx.Done():
 		}
@@ -291,15 +294,13 @@ func (b *Backend) askRefresh() {
 func (b *Backend) loop() {
 	defer close(b.stopped)
 	backoff := 250 * time.Millisecond
-	first := true
 	for {
 		b.mu.Lock()
 		up := b.client != nil
 		b.mu.Unlock()
 		if !up {
 			err := b.connect()
-			b.settle(first)
-			first = false
+			b.settle()
 			if err != nil {
 				b.cfg.Logger.Debug("backend unavailable", zap.String("backend", b.cfg.Name), zap.Error(err), zap.Duration("retry_in", backoff))
 				t := time.NewTimer(backoff)
@@ -334,14 +335,11 @@ func (b *Backend) loop() {
 }
 
 // settle tells waiters that a connection attempt is over.
-func (b *Backend) settle(first bool) {
+func (b *Backend) settle() {
 	b.mu.Lock()
 	close(b.settled)
 	b.settled = make(chan struct{})
 	b.mu.Unlock()
-	if first {
-		close(b.attempted)
-	}
 }
 
 // connect starts a new client, initializes it and lists the tools.
@@ -379,6 +377,7 @@ func (b *Backend) connect() error {
 	b.client, b.lastErr = c, nil
 	b.setTools(tools)
 	b.mu.Unlock()
+	b.firstOnce.Do(func() { close(b.firstConn) })
 	b.cfg.Logger.Debug("backend connected", zap.String("backend", b.cfg.Name),
 		zap.String("protocol", c.ProtocolVersion()), zap.Int("tools", len(tools)))
 	return nil
