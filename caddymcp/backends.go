@@ -59,7 +59,7 @@ func loadBackend(cfg *CodeModeBackend, logger *zap.Logger) (*backendRef, error) 
 			Header:    resolveHeaders(headers),
 			Tools:     cfg.Tools,
 			Timeout:   time.Duration(cfg.Timeout),
-			Logger:    logger.With(zap.String("backend", cfg.Name)),
+			Logger:    logger,
 		})}, nil
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
 )
@@ -185,6 +186,11 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 		if b.Timeout < 0 {
 			return fmt.Errorf("backend %q: timeout must not be negative", b.Name)
 		}
+		for field := range b.Headers {
+			if !httpguts.ValidHeaderFieldName(field) {
+				return fmt.Errorf("backend %q: invalid header field name %q", b.Name, field)
+			}
+		}
 		ref, err := loadBackend(b, cm.logger)
 		if err != nil {
 			return fmt.Errorf("backend %q: %v", b.Name, err)
@@ -226,6 +232,7 @@ func (cm *CodeMode) Cleanup() error {
 	for _, b := range cm.backends {
 		b.release()
 	}
+	cm.backends = nil
 	return nil
 }
 
