@@ -24,9 +24,11 @@ type execution struct {
 
 	// jobs carries work for the execution's goroutine: settling a binding
 	// call's promise, running a timer. Senders give up once done is closed.
-	jobs    chan func()
-	done    chan struct{}
-	pending int // binding calls and timers not yet settled
+	jobs     chan func()
+	done     chan struct{}
+	pending  int // binding calls and timers not yet settled
+	queued   []*queuedCall
+	inflight int // binding calls running on goroutines
 
 	calls    int
 	callSlot chan struct{}
@@ -96,6 +98,21 @@ func (ex *execution) run() (res *Result) {
 		return ex.result(nil, &Error{Kind: KindException, Message: "internal error: the wrapped code did not return a promise"})
 	}
 	for promise.State() == goja.PromiseStatePending {
+		// Jobs ready to run come first: the code may queue more calls.
+		select {
+		case job := <-ex.jobs:
+			if err := ex.runJob(job); err != nil {
+				return ex.result(nil, ex.jsError(err))
+			}
+			continue
+		default:
+		}
+		if len(ex.queued) > 0 {
+			if err := ex.startCalls(); err != nil {
+				return ex.result(nil, ex.jsError(err))
+			}
+			continue
+		}
 		if ex.pending == 0 {
 			return ex.result(nil, &Error{Kind: KindException, Message: "the code awaits a promise that nothing will ever settle (no tool call or timer is pending)"})
 		}

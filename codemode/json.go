@@ -56,8 +56,12 @@ func (ex *execution) stringify(value, replacer, space goja.Value) (string, bool)
 		}
 	}
 	s.indent = indentOf(space)
-	holder := ex.vm.NewObject()
-	_ = holder.Set("", value)
+	var holder *goja.Object
+	if s.replacer != nil {
+		// Only a replacer sees the holder.
+		holder = ex.vm.NewObject()
+		_ = holder.Set("", value)
+	}
 	v, ok := s.resolve(holder, "", value)
 	if ok {
 		s.serialize(v, "")
@@ -167,7 +171,7 @@ func (s *stringifier) serialize(value goja.Value, indent string) {
 	case goja.IsNull(value):
 		s.write("null")
 	case goja.IsString(value):
-		s.write(quote(value.String()))
+		s.quote(value.String())
 	case goja.IsNumber(value):
 		f := value.ToFloat()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -243,7 +247,7 @@ func (s *stringifier) object(obj *goja.Object, indent string) {
 		} else {
 			s.write("{" + open)
 		}
-		s.write(quote(k))
+		s.quote(k)
 		if s.indent != "" {
 			s.write(": ")
 		} else {
@@ -278,11 +282,17 @@ func arrayLength(o *goja.Object) int64 {
 	return l.ToInteger()
 }
 
-// quote writes s as a JSON string the way JSON.stringify does: only ",
-// \ and control characters are escaped.
-func quote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
+// quote writes str as a JSON string, within the output limit.
+func (s *stringifier) quote(str string) {
+	if s.out.Len()+len(str)+2 > s.limit {
+		s.fail(fmt.Sprintf("JSON.stringify would produce more than %d bytes", s.limit))
+	}
+	writeQuoted(&s.out, str)
+}
+
+// writeQuoted writes s as a JSON string the way JSON.stringify does: only
+// ", \ and control characters are escaped.
+func writeQuoted(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -302,13 +312,12 @@ func quote(s string) string {
 		case c == '\f':
 			b.WriteString(`\f`)
 		case c < 0x20:
-			fmt.Fprintf(&b, `\u%04x`, c)
+			fmt.Fprintf(b, `\u%04x`, c)
 		default:
 			b.WriteByte(c)
 		}
 	}
 	b.WriteByte('"')
-	return b.String()
 }
 
 // jsonDepth returns how deeply JSON text nests arrays and objects, without

@@ -195,9 +195,9 @@ func (ex *execution) setupBinding(b Binding) error {
 	return vm.GlobalObject().DefineDataProperty(b.Name, obj, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 }
 
-// bindingCall is the function behind <backend>.<tool>(args): it starts the
-// call on a goroutine of its own and returns a promise that the execution's
-// goroutine settles when the answer comes.
+// bindingCall is the function behind <backend>.<tool>(args): it queues the
+// call and returns a promise that the execution's goroutine settles. The
+// loop starts queued calls when the code is waiting (see startCalls).
 func (ex *execution) bindingCall(b Binding, ident, tool string) func(goja.FunctionCall) goja.Value {
 	label := b.Name + "." + ident
 	return func(call goja.FunctionCall) goja.Value {
@@ -218,32 +218,66 @@ func (ex *execution) bindingCall(b Binding, ident, tool string) func(goja.Functi
 		}
 		promise, resolve, reject := ex.vm.NewPromise()
 		ex.pending++
+		ex.queued = append(ex.queued, &queuedCall{b: b, ident: ident, tool: tool, args: args, resolve: resolve, reject: reject})
+		return ex.vm.ToValue(promise)
+	}
+}
+
+// queuedCall is a binding call the code made and the loop has not started.
+type queuedCall struct {
+	b               Binding
+	ident, tool     string
+	args            []byte
+	resolve, reject func(any) error
+}
+
+// startCalls starts the queued calls, once the code waits. A single call,
+// with nothing else pending, runs right here: the code has nothing to do
+// until it answers, and two goroutine hand-offs per call are saved. Calls
+// started together run on goroutines of their own, concurrently.
+func (ex *execution) startCalls() error {
+	queued := ex.queued
+	ex.queued = nil
+	if len(queued) == 1 && ex.inflight == 0 && len(ex.timers) == 0 {
+		q := queued[0]
+		out, err := q.b.Call(ex.ctx, q.tool, q.args)
+		return ex.runJob(func() { ex.settle(q, out, err) })
+	}
+	for _, q := range queued {
+		q := q
+		ex.inflight++
 		go func() {
 			var out []byte
 			var err error
 			select {
 			case ex.callSlot <- struct{}{}:
-				out, err = b.Call(ex.ctx, tool, args)
+				out, err = q.b.Call(ex.ctx, q.tool, q.args)
 				<-ex.callSlot
 			case <-ex.ctx.Done():
 				err = ex.ctx.Err()
 			}
 			ex.post(func() {
-				ex.pending--
-				if err != nil {
-					mustSettle(reject(ex.callError(b.Name, ident, err)))
-					return
-				}
-				v, perr := ex.parseJSON(out)
-				if perr != nil {
-					mustSettle(reject(ex.newError("Error", fmt.Sprintf("%s: the answer is not usable: %v", label, perr))))
-					return
-				}
-				mustSettle(resolve(v))
+				ex.inflight--
+				ex.settle(q, out, err)
 			})
 		}()
-		return ex.vm.ToValue(promise)
 	}
+	return nil
+}
+
+// settle resolves or rejects a call's promise with its answer.
+func (ex *execution) settle(q *queuedCall, out []byte, err error) {
+	ex.pending--
+	if err != nil {
+		mustSettle(q.reject(ex.callError(q.b.Name, q.ident, err)))
+		return
+	}
+	v, perr := ex.parseJSON(out)
+	if perr != nil {
+		mustSettle(q.reject(ex.newError("Error", fmt.Sprintf("%s.%s: the answer is not usable: %v", q.b.Name, q.ident, perr))))
+		return
+	}
+	mustSettle(q.resolve(v))
 }
 
 // mustSettle passes on the uncatchable errors that settling a promise can

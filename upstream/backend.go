@@ -204,8 +204,11 @@ func (b *Backend) Tools(ctx context.Context, wait time.Time) ([]RemoteTool, erro
 // if there is one, else the text parsed as JSON if it is JSON, else the
 // text. A tool's own error comes back as *BackendError.
 func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > b.cfg.Timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.cfg.Timeout)
+		defer cancel()
+	}
 	for attempt := 0; ; attempt++ {
 		c, err := b.connected(ctx)
 		if err != nil {
