@@ -147,6 +147,40 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// TestReadmeCodeMode runs the README's code-mode example against the demo
+// and checks that the output is the one the README shows.
+func TestReadmeCodeMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Caddy")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(marker string) string {
+		_, after, ok := strings.Cut(string(readme), marker+"\n```")
+		if !ok {
+			t.Fatalf("README has no block after %s", marker)
+		}
+		_, after, _ = strings.Cut(after, "\n")
+		body, _, ok := strings.Cut(after, "\n```")
+		if !ok {
+			t.Fatalf("README's block after %s is not closed", marker)
+		}
+		return body
+	}
+	code, want := block("<!-- demo-code -->"), block("<!-- demo-output -->")
+	d := startDemo(t)
+	for _, version := range []string{mcp.LATEST_PROTOCOL_VERSION, mcp.LATEST_LEGACY_PROTOCOL_VERSION} {
+		t.Run(version, func(t *testing.T) {
+			s := newSession(t, d.mcpBase+"/code", "shop-code", version)
+			if got := s.ok(t, "execute", map[string]any{"code": code}); got != want {
+				t.Errorf("the README's example gives\n%s\nbut the README shows\n%s", got, want)
+			}
+		})
+	}
+}
+
 // checkAPI checks the demo REST API directly: data, and JSON 404s.
 func checkAPI(t *testing.T, d demo) {
 	t.Helper()
