@@ -293,30 +293,36 @@ func (s *stringifier) quote(str string) {
 // writeQuoted writes s as a JSON string the way JSON.stringify does: only
 // ", \ and control characters are escaped.
 func writeQuoted(b *strings.Builder, s string) {
+	b.Grow(len(s) + 2)
 	b.WriteByte('"')
+	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == '"':
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b.WriteString(s[start:i])
+		start = i + 1
+		switch c {
+		case '"':
 			b.WriteString(`\"`)
-		case c == '\\':
+		case '\\':
 			b.WriteString(`\\`)
-		case c == '\n':
+		case '\n':
 			b.WriteString(`\n`)
-		case c == '\r':
+		case '\r':
 			b.WriteString(`\r`)
-		case c == '\t':
+		case '\t':
 			b.WriteString(`\t`)
-		case c == '\b':
+		case '\b':
 			b.WriteString(`\b`)
-		case c == '\f':
+		case '\f':
 			b.WriteString(`\f`)
-		case c < 0x20:
-			fmt.Fprintf(b, `\u%04x`, c)
 		default:
-			b.WriteByte(c)
+			fmt.Fprintf(b, `\u%04x`, c)
 		}
 	}
+	b.WriteString(s[start:])
 	b.WriteByte('"')
 }
 
