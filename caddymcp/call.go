@@ -56,6 +56,21 @@ func (h *Handler) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
 	}
 }
 
+// runTool is the fast path's way into a tool (see fastpath.go).
+func (h *Handler) runTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool) {
+	ct := h.tools[name]
+	if ct == nil {
+		return nil, false
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	start := time.Now()
+	res, rec := h.call(ctx, ct, args)
+	h.observe(ct.name, rec, time.Since(start))
+	return res, true
+}
+
 func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.CallToolResult, callRecord) {
 	args, ok := raw.(map[string]any)
 	if raw == nil {

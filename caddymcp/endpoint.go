@@ -44,13 +44,16 @@ type Endpoint struct {
 	// held to it. Default: none.
 	AllowHosts []string `json:"allow_hosts,omitempty"`
 
-	origins    map[string]bool
-	anyOrigin  bool
-	hosts      map[string]bool
-	transport  *server.StreamableHTTPServer
-	logger     *zap.Logger
-	metrics    *metrics
-	handlerTag string
+	origins     map[string]bool
+	anyOrigin   bool
+	hosts       map[string]bool
+	transport   *server.StreamableHTTPServer
+	fast        fastCall
+	fastAnswers int64 // tools/calls the fast path answered (atomic; for tests)
+	serverInfo  mcp.Implementation
+	logger      *zap.Logger
+	metrics     *metrics
+	handlerTag  string
 }
 
 // provisionEndpoint checks the settings and mounts srv behind them.
@@ -97,12 +100,26 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 // rpcInfo is the part of a JSON-RPC message the handler looks at before
 // mcp-go does: for placeholders, logs and metrics.
 type rpcInfo struct {
-	ID     mcp.RequestId `json:"id"`
-	Method string        `json:"method"`
-	Params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"params"`
+	JSONRPC   string          `json:"jsonrpc"`
+	RawID     json.RawMessage `json:"id"`
+	Method    string          `json:"method"`
+	RawParams json.RawMessage `json:"params"`
+	// Params is RawParams decoded, for tools/call.
+	Params callParams `json:"-"`
+}
+
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      callMeta        `json:"_meta"`
+}
+
+// id is the request id for an error answer.
+func (i *rpcInfo) id() mcp.RequestId {
+	if len(i.RawID) == 0 {
+		return mcp.RequestId{}
+	}
+	return mcp.NewRequestId(json.RawMessage(i.RawID))
 }
 
 type ctxKey struct{}
@@ -172,28 +189,33 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 		var info rpcInfo
 		if json.Unmarshal(body, &info) == nil && info.Method != "" {
 			if info.Method == string(mcp.MethodSubscriptionsListen) {
-				e.rpcError(w, http.StatusOK, info.ID, mcp.METHOD_NOT_FOUND, "subscriptions/listen is not offered: this server sends no notifications")
+				e.rpcError(w, http.StatusOK, info.id(), mcp.METHOD_NOT_FOUND, "subscriptions/listen is not offered: this server sends no notifications")
 				return nil
 			}
-			if info.Method == string(mcp.MethodToolsCall) && len(info.Params.Arguments) > 0 {
-				if args := decodeArgs(info.Params.Arguments); args != nil {
-					r = r.WithContext(context.WithValue(r.Context(), argsKey{}, args))
-				}
-			}
 			e.metrics.requests.WithLabelValues(e.handlerTag, metricMethod(info.Method)).Inc()
+			if info.Method == string(mcp.MethodToolsCall) {
+				_ = json.Unmarshal(info.RawParams, &info.Params)
+			}
 			if repl != nil {
 				repl.Set("http.mcp.method", info.Method)
 				if info.Method == string(mcp.MethodToolsCall) {
 					repl.Set("http.mcp.tool", info.Params.Name)
 				}
 			}
+			if info.Method == string(mcp.MethodToolsCall) {
+				if e.serveFast(w, r.WithContext(contextWith(r.Context(), ctxValue)), &info) {
+					return nil
+				}
+				if len(info.Params.Arguments) > 0 {
+					if args := decodeArgs(info.Params.Arguments); args != nil {
+						r = r.WithContext(context.WithValue(r.Context(), argsKey{}, args))
+					}
+				}
+			}
 		}
 	}
 
-	ctx := r.Context()
-	if ctxValue != nil {
-		ctx = context.WithValue(ctx, ctxKey{}, ctxValue)
-	}
+	ctx := contextWith(r.Context(), ctxValue)
 	e.transport.Handle(&flushWriter{w: w}, &server.HTTPRequest{
 		Method:  r.Method,
 		URL:     r.URL,
@@ -270,6 +292,13 @@ func (e *Endpoint) rpcError(w http.ResponseWriter, status int, id mcp.RequestId,
 		ID:      id,
 		Error:   mcp.JSONRPCErrorDetails{Code: code, Message: msg},
 	})
+}
+
+func contextWith(ctx context.Context, v any) context.Context {
+	if v == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, ctxKey{}, v)
 }
 
 // decodeArgs decodes tool arguments keeping numbers as json.Number; nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
@@ -153,6 +154,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.metrics, err = newMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
+	h.Endpoint.fast = h.runTool
+	h.Endpoint.serverInfo = mcp.Implementation{Name: h.Name, Version: h.Version}
 	return h.provisionEndpoint(ctx, srv, "mcp", h.logger, h.metrics)
 }
 

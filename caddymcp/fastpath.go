@@ -1,0 +1,109 @@
+package caddymcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+)
+
+// The tools/call fast path. mcp-go parses a message five or six times,
+// starts a goroutine for notifications and builds a session for every
+// request; for the one message that carries the traffic, a plain tools/call
+// asking for no progress, the endpoint answers itself, with the answer
+// mcp-go would give. Everything else (initialize, tools/list, ping,
+// notifications, progress, unknown tools, anything malformed or unusual)
+// goes through mcp-go, which also writes every error.
+
+// callMeta is the part of a tools/call's _meta the fast path reads.
+type callMeta struct {
+	ProtocolVersion string          `json:"io.modelcontextprotocol/protocolVersion"`
+	Capabilities    json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+	ProgressToken   json.RawMessage `json:"progressToken"`
+}
+
+// fastCall runs a tool by name; it reports false for a tool it does not
+// have.
+type fastCall func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool)
+
+// serveFast answers a tools/call if it can; it reports whether it did.
+func (e *Endpoint) serveFast(w http.ResponseWriter, r *http.Request, info *rpcInfo) bool {
+	if e.fast == nil || info.JSONRPC != mcp.JSONRPC_VERSION || !plainID(info.RawID) ||
+		len(info.Params.Meta.ProgressToken) > 0 {
+		return false
+	}
+	var args map[string]any
+	if raw := bytes.TrimSpace(info.Params.Arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		if args = decodeArgs(raw); args == nil {
+			return false // not an object: mcp-go and the tool handler say so
+		}
+	}
+	header := r.Header.Get(mcp.HeaderProtocolVersion)
+	version := info.Params.Meta.ProtocolVersion
+	modern := version != ""
+	if modern {
+		if header != version || !mcp.IsModernProtocol(version) || !e.transport.SupportsProtocolVersion(version) ||
+			len(info.Params.Meta.Capabilities) == 0 || r.Header.Get(mcp.HeaderLastEventID) != "" ||
+			mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, info.RawParams) != nil {
+			return false
+		}
+	} else if header != "" && (!mcp.IsValidProtocolVersion(header) || mcp.IsModernProtocol(header)) {
+		return false
+	}
+
+	res, ok := e.runFast(r.Context(), info.Params.Name, args)
+	if !ok {
+		return false
+	}
+	var body []byte
+	var err error
+	if res == nil {
+		body, err = json.Marshal(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: info.id(),
+			Error: mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("panic recovered in %s tool handler", info.Params.Name)}})
+	} else {
+		if modern {
+			res.SetResultType(mcp.ResultTypeComplete)
+			res.EnsureResultMeta().SetServerInfo(e.serverInfo)
+		}
+		body, err = json.Marshal(mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: info.id(), Result: res})
+	}
+	if err != nil {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(body, '\n'))
+	atomic.AddInt64(&e.fastAnswers, 1)
+	return true
+}
+
+// runFast runs the tool, turning a panic into a nil result.
+func (e *Endpoint) runFast(ctx context.Context, name string, args map[string]any) (res *mcp.CallToolResult, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.logger.Error("panic in tool handler", zap.String("tool", name), zap.Any("panic", p))
+			res, ok = nil, true
+		}
+	}()
+	return e.fast(ctx, name, args)
+}
+
+// plainID reports whether a JSON-RPC id is a string or a number.
+func plainID(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		return true
+	case c == '-' || (c >= '0' && c <= '9'):
+		return true
+	}
+	return false
+}
