@@ -1,0 +1,148 @@
+// Command bench measures caddy-mcp side by side with its limit and its
+// peers on one machine, and writes BENCHMARKS.md and PNG charts:
+//
+//	cd bench && go run .            # the full run, about 8 minutes
+//	cd bench && go run . -quick     # a short run, to try the harness
+//
+// Everything runs on 127.0.0.1: a Go REST upstream, Caddy (built from this
+// checkout) in each configuration, and the official TypeScript SDK wrapping
+// the same API on Node, each as a process of its own so that its CPU time
+// and peak memory are its own. The load comes from this process.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type settings struct {
+	rounds       int
+	round        time.Duration
+	warmup       time.Duration
+	fixed        time.Duration
+	concurrency  []int
+	repoRoot     string
+	work         string // temporary files and logs
+	out          string // where BENCHMARKS.md goes
+	charts       string // where the PNG charts go
+	caddy        string // the Caddy binary
+	upstreamAddr string
+}
+
+func main() {
+	quick := flag.Bool("quick", false, "a short run: one round of 2 s per measurement")
+	flag.Parse()
+	log.SetFlags(log.Ltime)
+
+	root, err := filepath.Abs("..")
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := &settings{rounds: 3, round: 5 * time.Second, warmup: 2 * time.Second, fixed: 8 * time.Second,
+		concurrency: []int{16, 64}, repoRoot: root,
+		out: filepath.Join(root, "BENCHMARKS.md"), charts: filepath.Join(root, "bench", "charts")}
+	if *quick {
+		s.rounds, s.round, s.warmup, s.fixed = 1, 2*time.Second, time.Second, 3*time.Second
+	}
+	if s.work, err = os.MkdirTemp("", "caddy-mcp-bench-"); err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(s.work)
+	if err := os.MkdirAll(s.charts, 0o755); err != nil {
+		log.Fatal(err)
+	}
+
+	log.Printf("building Caddy from %s", root)
+	s.caddy = filepath.Join(s.work, "caddy")
+	if out, err := exec.Command("go", "build", "-C", root, "-o", s.caddy, "./cmd/caddy").CombinedOutput(); err != nil {
+		log.Fatalf("go build: %v\n%s", err, out)
+	}
+	log.Printf("installing the Node peer (npm ci in bench/peer)")
+	if out, err := exec.Command("npm", "ci", "--prefix", filepath.Join(root, "bench", "peer"), "--no-audit", "--no-fund").CombinedOutput(); err != nil {
+		log.Fatalf("npm ci: %v\n%s", err, out)
+	}
+
+	self, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	s.upstreamAddr = freeAddr()
+	up, err := start("upstream", s.work, s.work, s.upstreamAddr, nil, self, "upstream", s.upstreamAddr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer up.stop()
+
+	report := &report{started: time.Now(), settings: s}
+	if err := runAll(s, report); err != nil {
+		log.Printf("stopped early: %v", err)
+		report.notes = append(report.notes, "The run stopped early: "+err.Error())
+	}
+	report.upstreamCPU = up.cpu()
+	if err := report.write(); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %s and %s", s.out, s.charts)
+	printTargets(report)
+}
+
+func runAll(s *settings, r *report) error {
+	// (1) the limit: plain reverse_proxy. Its rate at c=16 sets the fixed
+	// rate of every latency run.
+	base, err := measure(s, r, "reverse_proxy", "REST", caddyConfig(s, "rest"), "/orders/1001", 0)
+	if err != nil {
+		return err
+	}
+	rate := base.Throughput / 2
+	for i := range r.ms {
+		if r.ms[i].Config == "reverse_proxy" && r.ms[i].Concurrency == 16 {
+			if err := fixedRun(s, r, &r.ms[i], caddyConfig(s, "rest"), "/orders/1001", rate); err != nil {
+				return err
+			}
+		}
+	}
+
+	type run struct{ name, kind, protocol string }
+	for _, c := range []run{
+		{"mcp upstream", "mcp-upstream", "2025-11-25"},
+		{"mcp upstream", "mcp-upstream", "2026-07-28"},
+		{"mcp route", "mcp-route", "2025-11-25"},
+		{"mcp route", "mcp-route", "2026-07-28"},
+	} {
+		if _, err := measure(s, r, c.name, c.protocol, caddyConfig(s, c.kind), "/mcp", rate); err != nil {
+			return err
+		}
+	}
+	for _, mode := range []string{"session", "stateless"} {
+		if _, err := measure(s, r, "TypeScript SDK peer", "2025-11-25 "+mode, peerConfig(s, mode), "/mcp", rate); err != nil {
+			return err
+		}
+	}
+	if err := codeModeTask(s, r); err != nil {
+		return err
+	}
+	if err := sandboxCost(s, r); err != nil {
+		return err
+	}
+	return toolCountRSS(s, r)
+}
+
+// printTargets prints each target and whether it was met.
+func printTargets(r *report) {
+	fmt.Println()
+	for _, t := range r.targets() {
+		mark := "MET    "
+		if !t.met {
+			mark = "NOT MET"
+		}
+		fmt.Printf("%s  %s: %s\n", mark, t.name, t.measured)
+	}
+	fmt.Printf("\n%d cores, GOMAXPROCS %d, %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), strings.TrimSpace(runtime.Version()))
+}
