@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# Interop: the official MCP conformance suite and real MCP clients against a
+# Caddy built from this checkout. `.ci/run` calls it after the Go tests.
+#
+# It installs interop/package.json from its lock file (Node 22, the suite,
+# the TypeScript SDK, the Inspector CLI and server-everything), builds
+# ./cmd/caddy, starts server-everything and Caddy with fixtures/Caddyfile on
+# free ports of 127.0.0.1, runs the checks below, prints a report, stops
+# everything it started, and exits non-zero on any unexpected failure:
+#
+#	conformance  the suite's server scenarios (--suite all) against the `mcp`
+#	             and the `codemode` endpoint, each with its expected-failures file
+#	sdk          clients/sdk-client.mjs: the TypeScript SDK client on both
+#	             endpoints, and codemode over server-everything and the `mcp` endpoint
+#	inspector    clients/inspector-cli.mjs: the Inspector CLI, tools/list and
+#	             tools/call on both endpoints
+#
+# Logs go to a temporary folder, shown on failure and removed at the end
+# (INTEROP_KEEP=1 keeps it).
+set -euo pipefail
+
+cd "$(dirname "$0")"
+interop=$(pwd)
+root=$(cd .. && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/caddy-mcp-interop.XXXXXX")
+started=() # pids of the servers started here, each the leader of its own process group
+run_start=$SECONDS
+
+stop_started() {
+	local pid i
+	for pid in "${started[@]}"; do
+		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${started[@]}"; do
+		for i in $(seq 50); do # 5 s, then SIGKILL
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	started=()
+}
+
+on_exit() {
+	local status=$?
+	trap - EXIT INT TERM
+	stop_started
+	if [ "$status" -ne 0 ]; then
+		for log in "$work"/*.log; do
+			[ -f "$log" ] || continue
+			printf '\n-- last lines of %s\n' "$(basename "$log")"
+			tail -n 40 "$log"
+		done
+	fi
+	if [ "${INTEROP_KEEP:-}" = 1 ]; then
+		echo "logs kept in $work"
+	else
+		rm -rf "$work"
+	fi
+	exit "$status"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+step() { printf '\n== %s\n' "$*"; }
+fail() { echo "interop: $*" >&2; exit 1; }
+
+# start <name> <command...>: starts a server in a process group of its own,
+# with output to $work/<name>.log, and sets $pid.
+start() {
+	local name=$1
+	shift
+	setsid "$@" >"$work/$name.log" 2>&1 </dev/null &
+	pid=$!
+	started+=("$pid")
+}
+
+# free_port prints a port of 127.0.0.1 that is free right now.
+free_port() {
+	node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
+}
+
+# wait_listening <name> <pid> <port>: waits up to 30 s for a listener on
+# 127.0.0.1:<port>, failing early if the process exits.
+wait_listening() {
+	local name=$1 pid=$2 port=$3 i
+	for i in $(seq 300); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || fail "$name exited before it listened on 127.0.0.1:$port"
+		sleep 0.1
+	done
+	fail "$name did not listen on 127.0.0.1:$port within 30 s"
+}
+
+# loopback_only <name> <port>: every listening socket on <port> is bound to
+# 127.0.0.1 (/proc/net/tcp holds it as 0100007F; tcp6 must have none).
+loopback_only() {
+	local name=$1 port=$2 hex tables=() t
+	hex=$(printf '%04X' "$port")
+	for t in /proc/net/tcp /proc/net/tcp6; do
+		if [ -r "$t" ]; then tables+=("$t"); fi
+	done
+	[ "${#tables[@]}" -gt 0 ] || return 0
+	if awk -v p="$hex" '$4 == "0A" { split($2, a, ":"); if (a[2] == p && a[1] != "0100007F") found = 1 } END { exit !found }' \
+		"${tables[@]}"; then
+		fail "$name listens on port $port on an address other than 127.0.0.1"
+	fi
+}
+
+version_of() { node -p "require('./node_modules/$1/package.json').version"; }
+
+for tool in go npm flock setsid timeout sha256sum awk; do
+	command -v "$tool" >/dev/null || fail "$tool is not on PATH"
+done
+
+step "npm ci in interop/ (from package-lock.json)"
+t0=$SECONDS
+# The same lock as internal/everythingtest, which also installs here.
+lock="${TMPDIR:-/tmp}/caddy-mcp-npm-$(printf '%s' "$interop" | sha256sum | cut -c1-16).lock"
+(
+	flock -w 600 9 || fail "could not lock $lock within 10 minutes"
+	npm ci --no-audit --no-fund --loglevel=error
+) 9>"$lock"
+export PATH="$interop/node_modules/node/bin:$interop/node_modules/.bin:$PATH"
+node_version=$(node --version)
+case $node_version in
+v22.*) ;;
+*) fail "node from interop/node_modules is $node_version, want v22" ;;
+esac
+echo "node $node_version, $((SECONDS - t0)) s"
+
+step "go build ./cmd/caddy"
+t0=$SECONDS
+(cd "$root" && go build -o "$work/caddy" ./cmd/caddy)
+echo "$((SECONDS - t0)) s"
+
+step "start server-everything and Caddy on 127.0.0.1"
+everything_port=$(free_port)
+caddy_port=$(free_port)
+while [ "$caddy_port" = "$everything_port" ]; do caddy_port=$(free_port); done
+# A small environment: server-everything has a tool (get-env) that returns
+# its environment. loopback.cjs pins its listener to 127.0.0.1.
+start everything env -i PATH="$PATH" HOME="$work" NODE_ENV=production PORT="$everything_port" \
+	node --require "$interop/loopback.cjs" \
+	"$interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js" streamableHttp
+wait_listening server-everything "$pid" "$everything_port"
+loopback_only server-everything "$everything_port"
+everything_url="http://127.0.0.1:$everything_port/mcp"
+
+(cd fixtures && CADDY_PORT=$caddy_port EVERYTHING_URL=$everything_url \
+	XDG_CONFIG_HOME="$work/xdg" XDG_DATA_HOME="$work/xdg" \
+	"$work/caddy" validate --config Caddyfile >"$work/caddy-validate.log" 2>&1) ||
+	fail "caddy validate --config fixtures/Caddyfile failed"
+cd fixtures
+start caddy env CADDY_PORT="$caddy_port" EVERYTHING_URL="$everything_url" \
+	XDG_CONFIG_HOME="$work/xdg" XDG_DATA_HOME="$work/xdg" \
+	"$work/caddy" run --config Caddyfile
+cd "$interop"
+wait_listening caddy "$pid" "$caddy_port"
+loopback_only caddy "$caddy_port"
+mcp_url="http://127.0.0.1:$caddy_port/mcp"
+code_url="http://127.0.0.1:$caddy_port/code"
+echo "server-everything $everything_url"
+echo "mcp               $mcp_url"
+echo "codemode          $code_url (backends: everything, shop = the mcp endpoint)"
+
+results=() # "<name>|<ok or FAILED>|<detail>"
+failures=0
+record() {
+	results+=("$1|$2|$3")
+	if [ "$2" != ok ]; then failures=$((failures + 1)); fi
+}
+
+# run_conformance <label> <url> <expected-failures file>
+run_conformance() {
+	local label=$1 url=$2 expected=$3 out="$work/conformance-$1" rc=0 summary counts
+	step "conformance suite, $label endpoint ($url)"
+	# The suite's exit code covers its own baseline check; the report also
+	# requires a reason for every expected failure.
+	timeout 300 conformance server --url "$url" --suite all --expected-failures "$expected" -o "$out" \
+		>"$work/conformance-$label.log" 2>&1 || rc=$?
+	if ! summary=$(node conformance-report.mjs "$label endpoint" "$out" "$expected") && [ "$rc" -eq 0 ]; then
+		rc=1
+	fi
+	echo "$summary"
+	counts=$(tail -n 1 <<<"$summary" | sed 's/^conformance, [^:]*: //')
+	if [ "$rc" -ne 0 ]; then
+		sed -n '/=== SUMMARY ===/,$p' "$work/conformance-$label.log"
+		record "conformance, $label endpoint" FAILED "$counts (suite exit $rc)"
+	else
+		record "conformance, $label endpoint" ok "$counts"
+	fi
+}
+
+# run_client <label> <command...>: runs a client check script from clients/.
+run_client() {
+	local label=$1 rc=0 last
+	shift
+	step "$label"
+	(cd clients && timeout 180 "$@") >"$work/client.out" 2>&1 || rc=$?
+	cat "$work/client.out"
+	last=$(tail -n 1 "$work/client.out" | sed 's/^[^:]*: //')
+	if [ "$rc" -eq 0 ]; then
+		record "$label" ok "$last"
+	else
+		record "$label" FAILED "exit $rc; $last"
+	fi
+}
+
+run_conformance mcp "$mcp_url" expected-failures/mcp.yml
+run_conformance codemode "$code_url" expected-failures/codemode.yml
+run_client "TypeScript SDK client, mcp endpoint" node sdk-client.mjs mcp "$mcp_url"
+run_client "TypeScript SDK client, codemode endpoint" node sdk-client.mjs codemode "$code_url"
+run_client "TypeScript SDK client, codemode over server-everything and the mcp endpoint" \
+	node sdk-client.mjs everything "$code_url"
+run_client "MCP Inspector CLI, both endpoints" node inspector-cli.mjs "$mcp_url" "$code_url"
+
+stop_started
+
+step "interop report"
+echo "conformance suite $(version_of @modelcontextprotocol/conformance), server scenarios (--suite all);"
+echo "TypeScript SDK $(version_of @modelcontextprotocol/sdk), Streamable HTTP: protocol 2025-11-25, and 2025-06-18, 2025-03-26, 2024-11-05;"
+echo "Inspector CLI $(version_of @modelcontextprotocol/inspector-cli); server-everything $(version_of @modelcontextprotocol/server-everything); node $node_version"
+for r in "${results[@]}"; do
+	IFS='|' read -r label status detail <<<"$r"
+	printf '  %-6s  %s: %s\n' "$status" "$label" "$detail"
+done
+echo "  (go)    mcp-go's client, protocols 2025-11-25 and 2026-07-28: covered by the Go tests (go test ./...)"
+echo "took $((SECONDS - run_start)) s"
+echo "interop: $((${#results[@]} - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]
