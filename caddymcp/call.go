@@ -104,13 +104,14 @@ func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.Cal
 		return upstream.ErrorResult(msg), callRecord{label: call.Label, outcome: outcomeInvalidArgs}
 	}
 	call.URI = "caddy-mcp://" + ct.name + call.Path
+	call.Sent, call.Base = req.URL.EscapedPath(), strings.TrimSuffix(base.EscapedPath(), "/")
 	rec := callRecord{label: call.Label}
 
 	var resp *upstream.Response
 	if h.client != nil {
 		resp, err = h.client.Do(req, h.MaxResponseSize)
 	} else {
-		resp, err = serveRoute(ctx, route, req, call.Label, ct.name, h.MaxResponseSize)
+		resp, err = serveRoute(ctx, route, req, call, ct.name, h.MaxResponseSize)
 	}
 	if err != nil {
 		rec.err = err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -95,6 +96,7 @@ type CodeMode struct {
 	metrics     *metrics
 	provisioned time.Time
 	describe    *description
+	relisted    int32 // atomic: the first request re-listed the backends
 }
 
 // CodeModeBackend is one MCP backend of a codemode handler.
@@ -236,8 +238,17 @@ func (cm *CodeMode) Cleanup() error {
 	return nil
 }
 
-// ServeHTTP serves the MCP endpoint.
+// ServeHTTP serves the MCP endpoint. The first request after provisioning
+// lists the connected backends' tools again: a pooled backend served by
+// this same Caddy was listed while the previous config still served.
 func (cm *CodeMode) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	if atomic.CompareAndSwapInt32(&cm.relisted, 0, 1) {
+		ctx, cancel := context.WithTimeout(r.Context(), coldStartWait)
+		for _, b := range cm.backends {
+			b.backend.Relist(ctx)
+		}
+		cancel()
+	}
 	return cm.serveEndpoint(w, r, nil)
 }
 

@@ -24,7 +24,8 @@ func (e *unhandledError) Error() string { return e.msg }
 // own replacer and vars, so placeholders in those handlers ({path}, {uri})
 // describe the tool request, not the MCP request; answered into a
 // standalone recorder with a size cap.
-func serveRoute(ctx context.Context, route *routeInfo, req *http.Request, label, tool string, limit int64) (resp *upstream.Response, err error) {
+func serveRoute(ctx context.Context, route *routeInfo, req *http.Request, call upstream.Call, tool string, limit int64) (resp *upstream.Response, err error) {
+	label := call.Label
 	if route == nil || route.next == nil {
 		return nil, &unhandledError{msg: fmt.Sprintf("nothing after mcp handled %s (no upstream is configured)", label)}
 	}
@@ -33,7 +34,13 @@ func serveRoute(ctx context.Context, route *routeInfo, req *http.Request, label,
 	req.RemoteAddr = orig.RemoteAddr
 	req.TLS = orig.TLS
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/1.1", 1, 1
-	req.RequestURI = req.URL.RequestURI()
+	if req.Body == nil {
+		req.Body = http.NoBody // as a server request has, for the handlers after mcp
+	}
+	// Later handlers log the request by its RequestURI (reverse_proxy does,
+	// at warn, when it aborts an answer): the tool's path, as configured,
+	// without the query or resolved placeholders, which may hold keys.
+	req.RequestURI = call.Path
 
 	repl := caddy.NewReplacer()
 	rec := newRecorder(limit)

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,10 @@ type BackendConfig struct {
 	// Tools are globs of the tool names to expose; none exposes all.
 	Tools   []string
 	Timeout time.Duration // per call; default 30s
+	// MaxResponseSize bounds the body of one answer; default 16MiB.
+	// mcp-go reads answers whole, and puts the body of a failed one in
+	// its error.
+	MaxResponseSize int64
 	// RefreshInterval is how old the tool list may get before it is listed
 	// again; default 5 minutes. mcp-go's client opens no listening stream,
 	// so list_changed notifications may never arrive.
@@ -52,6 +57,18 @@ type RemoteTool struct {
 	Description  string
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
+}
+
+// DefaultMaxBackendResponse bounds a backend answer when the config sets
+// no limit. It is well above the mcp handler's max_response_size, since an
+// answer carries a REST body escaped as JSON text.
+const DefaultMaxBackendResponse = 16 << 20
+
+// AnswerTooLargeError reports a backend answer over the size limit.
+type AnswerTooLargeError struct{ Limit int64 }
+
+func (e *AnswerTooLargeError) Error() string {
+	return fmt.Sprintf("the backend's answer is larger than %s", FormatSize(e.Limit))
 }
 
 // BackendError is a backend tool's own error result (isError).
@@ -96,6 +113,9 @@ func NewBackend(cfg BackendConfig) *Backend {
 	if cfg.RefreshInterval <= 0 {
 		cfg.RefreshInterval = 5 * time.Minute
 	}
+	if cfg.MaxResponseSize <= 0 {
+		cfg.MaxResponseSize = DefaultMaxBackendResponse
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -108,12 +128,12 @@ func NewBackend(cfg BackendConfig) *Backend {
 		stop:      make(chan struct{}),
 		stopped:   make(chan struct{}),
 		http: &http.Client{
-			Transport: retryStale{&http.Transport{
+			Transport: limitAnswers{limit: cfg.MaxResponseSize, base: retryStale{&http.Transport{
 				DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 				MaxIdleConnsPerHost: 64,
 				IdleConnTimeout:     90 * time.Second,
 				TLSHandshakeTimeout: 10 * time.Second,
-			}},
+			}}},
 			// A redirect could carry the configured headers to another host.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
@@ -142,14 +162,28 @@ func (b *Backend) Close() error {
 // failed on a pooled connection that the backend had closed (it
 // restarted, or dropped idle connections) before answering anything.
 // net/http does this itself only for requests it deems idempotent, and
-// every MCP request is a POST.
+// every MCP request is a POST. A tools/call is sent again only if the
+// backend had closed the connection before the request went out: one that
+// broke later may have run the tool, which must not run twice.
 type retryStale struct{ base *http.Transport }
 
 func (t retryStale) RoundTrip(req *http.Request) (*http.Response, error) {
-	reused := false
-	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
+	reused, closedBefore := false, false
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		reused = info.Reused
+		if reused {
+			conn := info.Conn
+			if tc, ok := conn.(*tls.Conn); ok {
+				conn = tc.NetConn()
+			}
+			closedBefore = closedByPeer(conn)
+		}
+	}}
 	resp, err := t.base.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 	if err == nil || !reused || req.GetBody == nil || req.Context().Err() != nil || !staleConnection(err) {
+		return resp, err
+	}
+	if req.Context().Value(callStateKey{}) != nil && !closedBefore {
 		return resp, err
 	}
 	body, gerr := req.GetBody()
@@ -162,6 +196,66 @@ func (t retryStale) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (t retryStale) CloseIdleConnections() { t.base.CloseIdleConnections() }
+
+// limitAnswers fails the answer to a POST past limit bytes: it carries one
+// message (or a call's event stream). A GET is a long-lived event stream
+// that a total would cut off; it is left alone.
+type limitAnswers struct {
+	base  http.RoundTripper
+	limit int64
+}
+
+func (t limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || req.Method != http.MethodPost {
+		return resp, err
+	}
+	if resp.ContentLength > t.limit {
+		resp.Body.Close()
+		return nil, &AnswerTooLargeError{Limit: t.limit}
+	}
+	state, _ := req.Context().Value(callStateKey{}).(*callState)
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.limit, limit: t.limit, state: state}
+	return resp, nil
+}
+
+func (t limitAnswers) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// callState travels in the context of a tools/call's requests and learns
+// whether an answer was too large: mcp-go reports an event stream that
+// broke off only as "unexpected nil response".
+type callState struct{ tooLarge atomic.Bool }
+
+type callStateKey struct{}
+
+// limitedBody is a body that fails once it is longer than limit, rather
+// than end early: a cut answer must not pass for a whole one.
+type limitedBody struct {
+	io.ReadCloser
+	left, limit int64
+	state       *callState // may be nil
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, &AnswerTooLargeError{Limit: b.limit}
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		if b.state != nil {
+			b.state.tooLarge.Store(true)
+		}
+		return n + int(b.left), &AnswerTooLargeError{Limit: b.limit}
+	}
+	return n, err
+}
 
 func staleConnection(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
@@ -209,6 +303,8 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 		ctx, cancel = context.WithTimeout(ctx, b.cfg.Timeout)
 		defer cancel()
 	}
+	state := new(callState)
+	ctx = context.WithValue(ctx, callStateKey{}, state)
 	for attempt := 0; ; attempt++ {
 		c, err := b.connected(ctx)
 		if err != nil {
@@ -220,6 +316,9 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 		res, err := c.CallTool(ctx, req)
 		if err == nil {
 			return valueOf(res)
+		}
+		if state.tooLarge.Load() {
+			return nil, &AnswerTooLargeError{Limit: b.cfg.MaxResponseSize}
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("no answer within %s: %w", b.cfg.Timeout, ctx.Err())
@@ -396,14 +495,21 @@ func (b *Backend) fail(err error) error {
 
 // relist lists the tools again on the current client.
 func (b *Backend) relist() {
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
+	defer cancel()
+	b.Relist(ctx)
+}
+
+// Relist lists the tools again now, if the backend is connected, within
+// ctx. A config reload may have changed a backend served by the same
+// Caddy, whose list was read from the previous config.
+func (b *Backend) Relist(ctx context.Context) {
 	b.mu.Lock()
 	c := b.client
 	b.mu.Unlock()
 	if c == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
-	defer cancel()
 	tools, err := b.listTools(ctx, c)
 	if err != nil {
 		if staleSession(err) || unreachable(err) {
@@ -595,11 +701,29 @@ func unknownTool(err error) bool {
 }
 
 // cleanMCPError drops the wrappers and URLs net/http and mcp-go put around
-// an error.
+// an error, and cuts its text to a preview: mcp-go puts the whole body of
+// a failed answer in it.
 func cleanMCPError(err error) error {
+	var tooLarge *AnswerTooLargeError
+	if errors.As(err, &tooLarge) {
+		return tooLarge
+	}
 	var te *transport.Error
 	if errors.As(err, &te) && te.Err != nil {
 		err = te.Err
 	}
-	return CleanError(err)
+	err = CleanError(err)
+	if msg := err.Error(); len(msg) > errorBodyPreview {
+		return &cutError{msg: preview([]byte(strings.ToValidUTF8(msg, "\uFFFD"))), err: err}
+	}
+	return err
 }
+
+// cutError is an error whose text was cut; errors.Is still sees the cause.
+type cutError struct {
+	msg string
+	err error
+}
+
+func (e *cutError) Error() string { return e.msg }
+func (e *cutError) Unwrap() error { return e.err }

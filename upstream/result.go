@@ -28,6 +28,11 @@ type Call struct {
 	Path string
 	// URI addresses binary results; the caller sets it.
 	URI string
+	// Sent is the escaped path the request went to, and Base the escaped
+	// path of the upstream base URL; both may hold a token (the base path,
+	// a resolved placeholder), so a redirect's target below them is shown
+	// as a tool path, like Path. The caller sets them.
+	Sent, Base string
 }
 
 // Result maps the answer to a tool result. A 2xx JSON answer is its JSON
@@ -112,7 +117,7 @@ func (r *Response) statusError(call Call) string {
 	msg := fmt.Sprintf("%s: upstream answered %s", call.Label, statusText(r.Status))
 	if r.Status >= 300 && r.Status < 400 {
 		if loc := r.Header.Get("Location"); loc != "" {
-			msg += fmt.Sprintf(" (redirect to %s, not followed)", withoutQuery(loc))
+			msg += fmt.Sprintf(" (redirect to %s, not followed)", call.location(loc))
 		}
 		return msg
 	}
@@ -161,6 +166,32 @@ func preview(body []byte) string {
 		s = s[:cut] + fmt.Sprintf("… (%d bytes in all)", len(body))
 	}
 	return strings.TrimSpace(s)
+}
+
+// location is how an error shows a redirect's target: without the query,
+// and without the path the request was sent to or the base path.
+func (c Call) location(raw string) string {
+	shown := withoutQuery(raw)
+	u, err := url.Parse(shown)
+	if err != nil {
+		return shown
+	}
+	p := u.EscapedPath()
+	switch {
+	case below(p, c.Sent):
+		return c.Path + p[len(c.Sent):]
+	case below(p, c.Base):
+		if p = p[len(c.Base):]; p == "" {
+			p = "/"
+		}
+		return p
+	}
+	return shown
+}
+
+// below reports whether path p is prefix or below it.
+func below(p, prefix string) bool {
+	return prefix != "" && prefix != "/" && strings.HasPrefix(p, prefix) && (len(p) == len(prefix) || p[len(prefix)] == '/')
 }
 
 // withoutQuery drops the query and fragment of a URL, which may hold keys.

@@ -1,0 +1,591 @@
+package caddymcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// The secrets of TestLiveSecretsEverywhere, each in an {env.X}: distinct
+// values, so that a leak names its source.
+var everywhereSecrets = map[string]string{
+	"CADDY_MCP_SE_HEADER":   "hdr-secret-9f1c42",     // mcp handler header
+	"CADDY_MCP_SE_TOOLHDR":  "toolhdr-secret-27ab91", // mcp tool header
+	"CADDY_MCP_SE_QUERY":    "query-secret-6d3e07",   // mcp tool query value
+	"CADDY_MCP_SE_PATH":     "path-secret-b84a55",    // upstream URL path
+	"CADDY_MCP_SE_URLQ":     "urlq-secret-03fd68",    // upstream URL query
+	"CADDY_MCP_SE_BACKEND":  "backend-secret-5e7713", // codemode backend header
+	"CADDY_MCP_SE_BACKEND2": "backend2-secret-c4d1e0",
+}
+
+// requestLog records what a test server received.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+}
+
+func (l *requestLog) add(r *http.Request) {
+	l.mu.Lock()
+	l.reqs = append(l.reqs, r)
+	l.mu.Unlock()
+}
+
+func (l *requestLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.reqs)
+}
+
+// secretAPI is the REST upstream: it answers only requests that carry
+// every credential, and never echoes one.
+func secretAPI(t *testing.T, elsewhere string, authorized *requestLog) *httptest.Server {
+	s := everywhereSecrets
+	prefix := "/t/" + s["CADDY_MCP_SE_PATH"] + "/v1"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route, ok := strings.CutPrefix(r.URL.Path, prefix)
+		routeMode := false
+		if !ok {
+			// Route mode: the tool paths hold the secret as a placeholder.
+			route, routeMode = r.URL.Path, true
+			if route, ok = strings.CutPrefix(route, "/rm/"+s["CADDY_MCP_SE_PATH"]); !ok {
+				w.WriteHeader(http.StatusNotFound)
+				return
+			}
+		}
+		q := r.URL.Query()
+		if r.Header.Get("Authorization") != "Bearer "+s["CADDY_MCP_SE_HEADER"] || q.Get("key") != s["CADDY_MCP_SE_QUERY"] ||
+			(!routeMode && q.Get("tenant") != s["CADDY_MCP_SE_URLQ"]) ||
+			(route == "/ok" && r.Header.Get("X-Api-Key") != s["CADDY_MCP_SE_TOOLHDR"]) {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, "missing or wrong credentials")
+			return
+		}
+		authorized.add(r)
+		switch route {
+		case "/ok":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"ok":true}`)
+		case "/echo":
+			body, _ := io.ReadAll(r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"q": q["q"], "h": r.Header.Get("X-Arg"), "body": string(body), "path": strings.TrimPrefix(route, "/echo")})
+		case "/fail":
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, "upstream failure")
+		case "/redirect":
+			http.Redirect(w, r, elsewhere+"/landing?token=redirect-token-x1", http.StatusFound)
+		case "/slash":
+			// The redirect every web framework makes to add a slash: to the
+			// request's own path, base path included.
+			http.Redirect(w, r, r.URL.Path+"/?"+r.URL.RawQuery, http.StatusMovedPermanently)
+		case "/slow":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(3 * time.Second):
+			}
+		case "/big":
+			io.WriteString(w, strings.Repeat("b", 64<<10))
+		case "/wrong":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"unexpected":true}`)
+		case "/notjson":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"broken":`)
+		default:
+			if strings.HasPrefix(route, "/echo/") {
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(map[string]any{"path": strings.TrimPrefix(route, "/echo/")})
+				return
+			}
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// keyedBackend is an MCP backend that wants the backend secret as a
+// bearer token.
+func keyedBackend(t *testing.T, authorized *requestLog) string {
+	srv := server.NewMCPServer("keyed", "1")
+	srv.AddTool(mcp.NewTool("whoami", mcp.WithDescription("Who the gateway is.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("the gateway"), nil
+	})
+	srv.AddTool(mcp.NewTool("fail", mcp.WithDescription("Fails.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError("keyed failure: the order does not exist"), nil
+	})
+	srv.AddTool(mcp.NewTool("echo_args", mcp.WithString("text")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, _ := req.Params.Arguments.(map[string]any)
+		return mcp.NewToolResultText(fmt.Sprint(args["text"])), nil
+	})
+	mcpHandler := server.NewStreamableHTTPServer(srv, server.WithDisableLocalhostProtection(true))
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+everywhereSecrets["CADDY_MCP_SE_BACKEND"] {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, "missing or wrong credentials")
+			return
+		}
+		authorized.add(r)
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/mcp"
+}
+
+// secretTools are the tools of the mcp endpoints. %[1]s is the upstream
+// line (or nothing, in route mode), %[2]s the path prefix of route mode.
+const secretTools = `
+		%[1]s
+		header Authorization "Bearer {env.CADDY_MCP_SE_HEADER}"
+		timeout 300ms
+		max_response_size 16KiB
+		tool ok {
+			description "Authorized."
+			get %[2]s/ok
+			header X-Api-Key {env.CADDY_MCP_SE_TOOLHDR}
+			query key {env.CADDY_MCP_SE_QUERY}
+		}
+		tool echo {
+			description "Echoes its arguments."
+			post %[2]s/echo
+			query key {env.CADDY_MCP_SE_QUERY}
+			body arg text
+			arg text string required
+			arg q {
+				in query
+			}
+			arg h {
+				in header
+				header_name X-Arg
+			}
+		}
+		tool echo_path {
+			description "Echoes a path argument."
+			get %[2]s/echo/{p}
+			query key {env.CADDY_MCP_SE_QUERY}
+			arg p required
+		}
+		tool fail {
+			description "Fails upstream."
+			get %[2]s/fail
+			query key {env.CADDY_MCP_SE_QUERY}
+		}
+		tool redirect {
+			description "Redirects to another host."
+			get %[2]s/redirect
+			query key {env.CADDY_MCP_SE_QUERY}
+		}
+		tool slash {
+			description "Redirects to add a slash."
+			get %[2]s/slash
+			query key {env.CADDY_MCP_SE_QUERY}
+		}
+		tool slow {
+			description "Slower than the timeout."
+			get %[2]s/slow
+			query key {env.CADDY_MCP_SE_QUERY}
+		}
+		tool big {
+			description "Larger than max_response_size."
+			get %[2]s/big
+			query key {env.CADDY_MCP_SE_QUERY}
+		}
+		tool wrong {
+			description "Breaks its output schema."
+			get %[2]s/wrong
+			query key {env.CADDY_MCP_SE_QUERY}
+			output_schema <<JSON
+			{"type": "object", "required": ["orders"]}
+			JSON
+		}
+		tool notjson {
+			description "Invalid JSON."
+			get %[2]s/notjson
+			query key {env.CADDY_MCP_SE_QUERY}
+		}
+		tool typed {
+			description "Typed arguments."
+			get %[2]s/ok
+			query key {env.CADDY_MCP_SE_QUERY}
+			arg n integer required
+			arg state string {
+				enum open closed
+			}
+		}
+`
+
+// TestLiveSecretsEverywhere puts secrets in {env.X} for mcp header and
+// query values, the mcp upstream URL's path and query, and codemode
+// backend headers; drives both directives through successes and every
+// kind of failure, and code that goes looking for the secrets; and scans
+// every response (raw HTTP too), the tool lists and declarations, the
+// logs at the default level and the admin config: no secret appears
+// anywhere, and the placeholders stay in the config.
+func TestLiveSecretsEverywhere(t *testing.T) {
+	for k, v := range everywhereSecrets {
+		t.Setenv(k, v)
+	}
+	elsewhereLog := &requestLog{}
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhereLog.add(r)
+		io.WriteString(w, "{}")
+	}))
+	defer elsewhere.Close()
+	// Redirects an MCP backend to elsewhere.
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/mcp?token=redirect-token-x2", http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	apiLog, keyedLog := &requestLog{}, &requestLog{}
+	api := secretAPI(t, elsewhere.URL, apiLog)
+	keyed := keyedBackend(t, keyedLog)
+	down := closedAddr(t)
+
+	dir := t.TempDir()
+	mainLog, accessLog := filepath.Join(dir, "caddy.log"), filepath.Join(dir, "access.log")
+	base := "/t/{env.CADDY_MCP_SE_PATH}/v1?tenant={env.CADDY_MCP_SE_URLQ}"
+	loadCaddyfile(t, fmt.Sprintf(`log {
+		output file %s
+	}`, mainLog), fmt.Sprintf(`http://:9080 {
+	log {
+		output file %s
+	}
+	mcp /se-mcp {
+		%s
+	}
+	mcp /se-mcp-down {
+		%s
+	}
+	route /se-route {
+		mcp {
+			%s
+		}
+		reverse_proxy %s
+	}
+	route /se-route-down {
+		mcp {
+			%s
+		}
+		reverse_proxy %s
+	}
+	codemode /code {
+		backend keyed %s {
+			header Authorization "Bearer {env.CADDY_MCP_SE_BACKEND}"
+			timeout 2s
+		}
+		# A path no earlier test serves: the backend connects while the
+		# previous config still answers.
+		backend rest http://127.0.0.1:9080/se-mcp {
+			# This Caddy's access log records the request: only the
+			# credential headers (Authorization, Cookie...) are redacted.
+			header Authorization "Bearer {env.CADDY_MCP_SE_BACKEND2}"
+		}
+		backend wrongkey %s {
+			header Authorization "Bearer {env.CADDY_MCP_SE_BACKEND2}"
+		}
+		backend down http://%s/mcp {
+			header Authorization "Bearer {env.CADDY_MCP_SE_BACKEND}"
+		}
+		backend moved %s/mcp {
+			header Authorization "Bearer {env.CADDY_MCP_SE_BACKEND}"
+		}
+		timeout 5s
+		max_output 1MiB
+	}
+}`, accessLog,
+		fmt.Sprintf(secretTools, "upstream "+api.URL+base, ""),
+		fmt.Sprintf(secretTools, "upstream http://"+down+base, ""),
+		fmt.Sprintf(secretTools, "", "/rm/{env.CADDY_MCP_SE_PATH}"), strings.TrimPrefix(api.URL, "http://"),
+		fmt.Sprintf(secretTools, "", "/rm/{env.CADDY_MCP_SE_PATH}"), down,
+		keyed, keyed, down, redirector.URL))
+
+	var seen []string // everything a client received
+	record := func(v any) {
+		b, _ := json.Marshal(v)
+		seen = append(seen, string(b))
+	}
+	// errorText records an error result and checks that it shows no query.
+	errorText := func(t *testing.T, res *mcp.CallToolResult, want ...string) {
+		t.Helper()
+		record(res)
+		text := wantToolError(t, res, want...)
+		t.Logf("%.300s", text)
+		for _, q := range []string{"key=", "tenant=", "token=", "?"} {
+			if strings.Contains(text, q) {
+				t.Errorf("the error text shows a query string (%q): %s", q, text)
+			}
+		}
+	}
+
+	t.Run("mcp", func(t *testing.T) {
+		for _, ep := range []string{"/se-mcp", "/se-route"} {
+			for _, era := range eras {
+				t.Run(ep+" "+era, func(t *testing.T) {
+					c := connect(t, ep, era, map[string]string{"Authorization": "Bearer client-token"})
+					tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					record(tools)
+
+					res := callTool(t, c, "ok", nil)
+					record(res)
+					if text := wantOK(t, res); text != `{"ok":true}` {
+						t.Fatalf("the credentials did not reach the upstream: %s", text)
+					}
+
+					// Argument values that look like placeholders travel as they are,
+					// in the body, the query, a header and the path.
+					for _, name := range []string{"CADDY_MCP_SE_HEADER", "CADDY_MCP_SE_QUERY", "CADDY_MCP_SE_PATH"} {
+						ph := "{env." + name + "}"
+						res = callTool(t, c, "echo", map[string]any{"text": ph, "q": ph, "h": ph})
+						record(res)
+						var echo struct {
+							Q    []string `json:"q"`
+							H    string   `json:"h"`
+							Body string   `json:"body"`
+						}
+						if err := json.Unmarshal([]byte(wantOK(t, res)), &echo); err != nil {
+							t.Fatal(err)
+						}
+						if len(echo.Q) != 1 || echo.Q[0] != ph || echo.H != ph || echo.Body != `"`+ph+`"` {
+							t.Errorf("argument values were expanded: %+v", echo)
+						}
+						res = callTool(t, c, "echo_path", map[string]any{"p": ph})
+						record(res)
+						if text := wantOK(t, res); !strings.Contains(text, `"path":"`+ph+`"`) {
+							t.Errorf("a path argument was expanded: %s", text)
+						}
+					}
+
+					errorText(t, callTool(t, c, "fail", nil), "GET", "/fail", "500", "upstream failure")
+					before := elsewhereLog.count()
+					errorText(t, callTool(t, c, "redirect", nil), "302", elsewhere.URL+"/landing", "not followed")
+					if elsewhereLog.count() != before {
+						t.Errorf("the redirect to another host was followed")
+					}
+					errorText(t, callTool(t, c, "slash", nil), "301", "/slash/", "not followed")
+					errorText(t, callTool(t, c, "slow", nil), "timeout of 300ms")
+					errorText(t, callTool(t, c, "big", nil), "max_response_size (16KiB)")
+					errorText(t, callTool(t, c, "wrong", nil), "output_schema", "orders")
+					errorText(t, callTool(t, c, "notjson", nil), "invalid JSON")
+					errorText(t, callTool(t, c, "typed", map[string]any{"n": "x", "state": "merged", "extra": 1}), "invalid arguments", "/n", "/state")
+					_, err = callToolErr(c, "no_such_tool", nil)
+					record(fmt.Sprint(err))
+
+					down := connect(t, ep+"-down", era, nil)
+					errorText(t, callTool(t, down, "ok", nil), "GET", "/ok", "refused")
+					errorText(t, callTool(t, down, "echo", map[string]any{"text": "x"}), "POST", "/echo", "refused")
+				})
+			}
+			// Raw answers, including refusals and JSON-RPC errors.
+			for _, body := range []string{
+				`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fail","arguments":{}}}`,
+				`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"redirect","arguments":{}}}`,
+				`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"typed","arguments":{"n":"{env.CADDY_MCP_SE_QUERY}"}}}`,
+				`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}}`,
+				`{"jsonrpc":"2.0","id":6,`,
+			} {
+				for _, h := range []map[string]string{nil, {"Origin": "https://evil.example"}, {"Host": "evil.example"}} {
+					resp, raw := rawPost(t, ep, []byte(body), h)
+					seen = append(seen, fmt.Sprint(resp.Header), string(raw))
+				}
+			}
+		}
+		if apiLog.count() == 0 {
+			t.Fatal("no authorized request reached the upstream; the scan would prove nothing")
+		}
+	})
+
+	t.Run("codemode", func(t *testing.T) {
+		for _, era := range eras {
+			c := connect(t, "/code", era, nil)
+			tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			record(tools)
+			decl := tools.Tools[0].Description
+			for _, want := range []string{"declare const keyed", "whoami(", "declare const rest", "declare const wrongkey", "declare const down", "declare const moved", "unavailable"} {
+				if !strings.Contains(decl, want) {
+					t.Errorf("the declarations lack %q:\n%s", want, decl)
+				}
+			}
+
+			run := func(code string) string {
+				t.Helper()
+				res := execute(t, c, code)
+				record(res)
+				return resultText(res)
+			}
+			if text := run(`return [await keyed.whoami({}), await rest.ok({})]`); text != `["the gateway",{"ok":true}]` {
+				t.Errorf("calls through the backends: %s", text)
+			}
+			if text := run(`return await keyed.echo_args({text: "{env.CADDY_MCP_SE_BACKEND}"})`); text != `"{env.CADDY_MCP_SE_BACKEND}"` {
+				t.Errorf("an argument was expanded: %s", text)
+			}
+			// Errors from every kind of failing backend, printed every way.
+			for _, call := range []string{
+				"keyed.fail({})", "rest.fail({})", "rest.redirect({})", "rest.slow({})", "rest.typed({n: 'x'})",
+				"wrongkey.whoami({})", "down.anything({})", "moved.anything({})",
+			} {
+				text := run(fmt.Sprintf(`try { await %s; return "no error" } catch (e) {
+	console.log(e); console.log(String(e)); console.log(e.stack);
+	console.error(JSON.stringify(e), JSON.stringify(Object.getOwnPropertyNames(e)));
+	return {message: e.message, backend: e.backend, tool: e.tool, props: Object.getOwnPropertyNames(e).map(k => String(e[k]))};
+}`, call))
+				if strings.Contains(text, `"no error"`) {
+					t.Errorf("%s did not fail", call)
+				}
+				t.Logf("%s: %.400q", call, text)
+			}
+			run(`await keyed.fail({})`)
+			run(`await down.anything({})`)
+			// Code that goes looking for the secrets: every property of every
+			// object it can reach from the global object.
+			text := run(`
+const seen = new Set(), out = [];
+function walk(v, depth) {
+	if (depth > 6 || v === null || (typeof v !== "object" && typeof v !== "function") || seen.has(v)) return;
+	seen.add(v);
+	let keys = [];
+	try { keys = Reflect.ownKeys(v) } catch (e) { out.push(String(e)); }
+	for (const k of keys) {
+		out.push(String(k));
+		let d;
+		try { d = Object.getOwnPropertyDescriptor(v, k) } catch (e) { out.push(String(e)); continue }
+		if (!d) continue;
+		if ("value" in d) {
+			if (typeof d.value === "string") out.push(d.value);
+			if (typeof d.value === "function") { try { out.push(Function.prototype.toString.call(d.value)) } catch (e) {} }
+			walk(d.value, depth + 1);
+		} else {
+			try { const g = v[k]; if (typeof g === "string") out.push(g); walk(g, depth + 1) } catch (e) { out.push(String(e)) }
+		}
+	}
+	try { walk(Object.getPrototypeOf(v), depth + 1) } catch (e) {}
+}
+walk(globalThis, 0);
+for (const b of [keyed, rest, wrongkey, down, moved]) { try { out.push(String(b), JSON.stringify(b)) } catch (e) { out.push(e.name) } }
+const probes = ["typeof process", "typeof require", "typeof fetch", "typeof Deno", "typeof globalThis.env", "this === undefined"];
+for (const p of probes) { try { out.push(p + " = " + String(eval(p))) } catch (e) { out.push(String(e)) } }
+console.log("walked", seen.size, "objects");
+return out.join("\n")`)
+			t.Logf("the walk over the globals returned %d bytes", len(text))
+			if !strings.Contains(text, "walked") || !strings.Contains(text, "whoami") || len(text) < 2000 {
+				t.Errorf("the walk over the globals did not run: %.500s", text)
+			}
+		}
+		if keyedLog.count() == 0 {
+			t.Fatal("no authorized request reached the keyed backend; the scan would prove nothing")
+		}
+		for _, body := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute","arguments":{"code":"return await keyed.whoami({})"}}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute","arguments":{"code":"const a = ;"}}}`,
+		} {
+			for _, h := range []map[string]string{nil, {"Origin": "https://evil.example"}} {
+				resp, raw := rawPost(t, "/code", []byte(body), h)
+				seen = append(seen, fmt.Sprint(resp.Header), string(raw))
+			}
+		}
+	})
+
+	t.Run("no redirect reached another host", func(t *testing.T) {
+		if n := elsewhereLog.count(); n != 0 {
+			r := elsewhereLog.reqs[0]
+			t.Errorf("%d requests reached the other host; the first: %s %s, headers %v", n, r.Method, r.URL, r.Header)
+		}
+	})
+
+	t.Run("scan", func(t *testing.T) {
+		// Let the access log catch up with the last requests.
+		time.Sleep(100 * time.Millisecond)
+		logs, err := os.ReadFile(mainLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		access, err := os.ReadFile(accessLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(logs) == 0 || len(access) == 0 {
+			t.Fatal("no logs were written; the scan would prove nothing")
+		}
+		_, cfg := do(t, mustRequest(t, http.MethodGet, "http://localhost:2999/config/"))
+		sources := map[string]string{
+			"responses":  strings.Join(seen, "\n"),
+			"the log":    string(logs),
+			"access log": string(access),
+			"the config": string(cfg),
+		}
+		for where, text := range sources {
+			for name, secret := range everywhereSecrets {
+				if i := strings.Index(text, secret); i >= 0 {
+					t.Errorf("%s holds the secret of %s: …%s…", where, name, text[max(0, i-300):min(len(text), i+100)])
+				}
+			}
+		}
+		for name := range everywhereSecrets {
+			if !strings.Contains(string(cfg), "{env."+name+"}") {
+				t.Errorf("the config lost the placeholder {env.%s}", name)
+			}
+		}
+	})
+}
+
+// TestLiveSecretsRouteModeAbortLog: in route mode, reverse_proxy logs the
+// request it proxied, at warn, when it aborts an answer (over
+// max_response_size, or an upstream that breaks off the body). Caddy
+// redacts the credential headers there (Authorization, Cookie,
+// Proxy-Authorization) but no other; the README says to put a route-mode
+// secret in Authorization, or filter the log. This checks that the
+// recommended form keeps the secret out of the log.
+func TestLiveSecretsRouteModeAbortLog(t *testing.T) {
+	const secret = "abort-log-secret-6a2f"
+	t.Setenv("CADDY_MCP_SE_ABORT", secret)
+	f := startFaultServer(t)
+	logFile := filepath.Join(t.TempDir(), "caddy.log")
+	loadCaddyfile(t, fmt.Sprintf(`log {
+		output file %s
+	}`, logFile), fmt.Sprintf(`http://:9080 {
+	route /route {
+		mcp {
+			max_response_size 1MiB
+			header Authorization "Bearer {env.CADDY_MCP_SE_ABORT}"
+			tool big {
+				description "A 50 MB body."
+				get /big
+			}
+			tool reset {
+				description "Reset mid-body."
+				get /reset
+			}
+		}
+		reverse_proxy %s
+	}
+}`, f.addr()))
+	c := connect(t, "/route", eras[0], nil)
+	wantToolError(t, callTool(t, c, "big", nil), "max_response_size")
+	wantToolError(t, callTool(t, c, "reset", nil), "aborted")
+	logs, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(string(logs), secret); i >= 0 {
+		t.Errorf("the log holds the header secret: …%s…", logs[max(0, i-300):i+len(secret)])
+	}
+}

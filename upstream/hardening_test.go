@@ -1,0 +1,66 @@
+package upstream
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestRedirectLocation(t *testing.T) {
+	call := Call{Label: "GET /items/{env.K}", Path: "/items/{env.K}", Sent: "/t/tok3n/v1/items/s3cret", Base: "/t/tok3n/v1"}
+	tests := []struct{ location, want string }{
+		{"/t/tok3n/v1/items/s3cret/", "/items/{env.K}/"},
+		{"http://api.example.com/t/tok3n/v1/items/s3cret?page=2", "/items/{env.K}"},
+		{"/t/tok3n/v1/login?next=/t/tok3n/v1/items", "/login"},
+		{"/t/tok3n/v1", "/"},
+		{"https://elsewhere.example/x?key=1#frag", "https://elsewhere.example/x"},
+		{"relative/path?key=1", "relative/path"},
+	}
+	for _, tt := range tests {
+		resp := &Response{Status: http.StatusFound, Header: http.Header{"Location": {tt.location}}}
+		res := resp.Result(call, nil)
+		msg := textOf(t, res)
+		if !res.IsError || !strings.Contains(msg, "(redirect to "+tt.want+", not followed)") {
+			t.Errorf("Location %s: %q, want the target shown as %s", tt.location, msg, tt.want)
+		}
+		for _, leak := range []string{"tok3n", "s3cret", "key=", "page=", "next="} {
+			if strings.Contains(msg, leak) {
+				t.Errorf("Location %s: %q shows %s", tt.location, msg, leak)
+			}
+		}
+	}
+}
+
+func TestLimitedBody(t *testing.T) {
+	for _, tt := range []struct {
+		size    int
+		wantErr bool
+	}{{0, false}, {9, false}, {10, false}, {11, true}, {1 << 20, true}} {
+		state := new(callState)
+		body := &limitedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("x", tt.size))), left: 10, limit: 10, state: state}
+		got, err := io.ReadAll(body)
+		var tooLarge *AnswerTooLargeError
+		if tt.wantErr != errors.As(err, &tooLarge) || tt.wantErr != state.tooLarge.Load() {
+			t.Errorf("%d bytes: err %v, flagged %v", tt.size, err, state.tooLarge.Load())
+		}
+		if len(got) > 10 {
+			t.Errorf("%d bytes: read %d past the limit", tt.size, len(got))
+		}
+		if !tt.wantErr && len(got) != tt.size {
+			t.Errorf("%d bytes: read %d", tt.size, len(got))
+		}
+	}
+}
+
+func TestCleanMCPErrorCutsLongTexts(t *testing.T) {
+	cause := errors.New("request failed with status 502: <html>" + strings.Repeat("<p>padding</p>", 1000))
+	err := cleanMCPError(cause)
+	if len(err.Error()) > errorBodyPreview+64 || !strings.HasPrefix(err.Error(), "request failed with status 502") {
+		t.Errorf("%d bytes: %.100s", len(err.Error()), err)
+	}
+	if !errors.Is(err, cause) {
+		t.Errorf("the cut error lost its cause")
+	}
+}

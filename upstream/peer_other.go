@@ -1,0 +1,9 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package upstream
+
+import "net"
+
+// closedByPeer cannot look at the socket here: a tools/call that fails on
+// a pooled connection is not sent again.
+func closedByPeer(net.Conn) bool { return false }
