@@ -97,6 +97,7 @@ type CodeMode struct {
 	provisioned time.Time
 	describe    *description
 	relisted    int32 // atomic: the first request re-listed the backends
+	released    int32 // atomic: Cleanup released the backends
 }
 
 // CodeModeBackend is one MCP backend of a codemode handler.
@@ -228,13 +229,18 @@ func (cm *CodeMode) Validate() error {
 	return nil
 }
 
-// Cleanup releases this handler's hold on the backend clients; a client
-// closes when no loaded config uses it any more.
+// Cleanup releases this handler's hold on the backend clients, once; a
+// client closes when no loaded config uses it any more. On a reload Caddy
+// cleans up the old config without waiting for its requests to finish, so
+// executions may still start on this handler afterwards: cm.backends
+// stays, and a backend the new config keeps stays open.
 func (cm *CodeMode) Cleanup() error {
+	if !atomic.CompareAndSwapInt32(&cm.released, 0, 1) {
+		return nil
+	}
 	for _, b := range cm.backends {
 		b.release()
 	}
-	cm.backends = nil
 	return nil
 }
 

@@ -57,6 +57,9 @@ type RemoteTool struct {
 	Description  string
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
+	// Replayable is set when the backend marks the tool read-only or
+	// idempotent: a call that may have reached it can be sent again.
+	Replayable bool
 }
 
 // DefaultMaxBackendResponse bounds a backend answer when the config sets
@@ -128,12 +131,12 @@ func NewBackend(cfg BackendConfig) *Backend {
 		stop:      make(chan struct{}),
 		stopped:   make(chan struct{}),
 		http: &http.Client{
-			Transport: limitAnswers{limit: cfg.MaxResponseSize, base: retryStale{&http.Transport{
+			Transport: limitAnswers{limit: cfg.MaxResponseSize, base: newRetryStale(&http.Transport{
 				DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 				MaxIdleConnsPerHost: 64,
 				IdleConnTimeout:     90 * time.Second,
 				TLSHandshakeTimeout: 10 * time.Second,
-			}}},
+			})},
 			// A redirect could carry the configured headers to another host.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
@@ -165,7 +168,21 @@ func (b *Backend) Close() error {
 // every MCP request is a POST. A tools/call is sent again only if the
 // backend had closed the connection before the request went out: one that
 // broke later may have run the tool, which must not run twice.
-type retryStale struct{ base *http.Transport }
+//
+// The second attempt goes out on a new connection, never a pooled one: a
+// backend that closed one idle connection has usually closed them all (a
+// restart, or the shutdown of its servers on every Caddy reload), and
+// another pooled connection would fail the same way.
+type retryStale struct {
+	base  *http.Transport
+	fresh *http.Transport // base's settings, without keep-alive
+}
+
+func newRetryStale(base *http.Transport) retryStale {
+	fresh := base.Clone()
+	fresh.DisableKeepAlives = true
+	return retryStale{base: base, fresh: fresh}
+}
 
 func (t retryStale) RoundTrip(req *http.Request) (*http.Response, error) {
 	reused, closedBefore := false, false
@@ -183,7 +200,7 @@ func (t retryStale) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil || !reused || req.GetBody == nil || req.Context().Err() != nil || !staleConnection(err) {
 		return resp, err
 	}
-	if req.Context().Value(callStateKey{}) != nil && !closedBefore {
+	if state, ok := req.Context().Value(callStateKey{}).(*callState); ok && !closedBefore && !state.replayable {
 		return resp, err
 	}
 	body, gerr := req.GetBody()
@@ -192,10 +209,13 @@ func (t retryStale) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	again := req.Clone(req.Context())
 	again.Body = body
-	return t.base.RoundTrip(again)
+	return t.fresh.RoundTrip(again)
 }
 
-func (t retryStale) CloseIdleConnections() { t.base.CloseIdleConnections() }
+func (t retryStale) CloseIdleConnections() {
+	t.base.CloseIdleConnections()
+	t.fresh.CloseIdleConnections()
+}
 
 // limitAnswers fails the answer to a POST past limit bytes: it carries one
 // message (or a call's event stream). A GET is a long-lived event stream
@@ -228,7 +248,10 @@ func (t limitAnswers) CloseIdleConnections() {
 // callState travels in the context of a tools/call's requests and learns
 // whether an answer was too large: mcp-go reports an event stream that
 // broke off only as "unexpected nil response".
-type callState struct{ tooLarge atomic.Bool }
+type callState struct {
+	tooLarge   atomic.Bool
+	replayable bool // the tool may run twice
+}
 
 type callStateKey struct{}
 
@@ -303,7 +326,7 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 		ctx, cancel = context.WithTimeout(ctx, b.cfg.Timeout)
 		defer cancel()
 	}
-	state := new(callState)
+	state := &callState{replayable: b.replayable(tool)}
 	ctx = context.WithValue(ctx, callStateKey{}, state)
 	for attempt := 0; ; attempt++ {
 		c, err := b.connected(ctx)
@@ -536,7 +559,7 @@ func sameTools(a, b []RemoteTool) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Description != b[i].Description ||
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || a[i].Replayable != b[i].Replayable ||
 			string(a[i].InputSchema) != string(b[i].InputSchema) || string(a[i].OutputSchema) != string(b[i].OutputSchema) {
 			return false
 		}
@@ -617,11 +640,19 @@ func (b *Backend) listTools(ctx context.Context, c *client.Client) ([]RemoteTool
 				Description  string          `json:"description"`
 				InputSchema  json.RawMessage `json:"inputSchema"`
 				OutputSchema json.RawMessage `json:"outputSchema"`
+				Annotations  json.RawMessage `json:"annotations"`
 			}
 			if json.Unmarshal(raw, &t) != nil || t.Name == "" || !b.exposed(t.Name) {
 				continue
 			}
-			out = append(out, RemoteTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema})
+			// Hints of the wrong shape count as absent, not as a bad tool.
+			var hints struct {
+				ReadOnly   bool `json:"readOnlyHint"`
+				Idempotent bool `json:"idempotentHint"`
+			}
+			_ = json.Unmarshal(t.Annotations, &hints)
+			out = append(out, RemoteTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+				Replayable: hints.ReadOnly || hints.Idempotent})
 		}
 		if result.NextCursor == "" || result.NextCursor == cursor {
 			break
@@ -629,6 +660,19 @@ func (b *Backend) listTools(ctx context.Context, c *client.Client) ([]RemoteTool
 		cursor = result.NextCursor
 	}
 	return out, nil
+}
+
+// replayable reports whether the last tool list marks a tool read-only or
+// idempotent.
+func (b *Backend) replayable(tool string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range b.tools {
+		if t.Name == tool {
+			return t.Replayable
+		}
+	}
+	return false
 }
 
 // exposed reports whether the tools globs let a tool through.
