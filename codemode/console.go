@@ -117,12 +117,7 @@ func isError(obj *goja.Object) bool { return obj.ClassName() == "Error" }
 // tryStringify is JSON.stringify that reports an exception as an error
 // instead of throwing it; uncatchable errors (interrupts) still propagate.
 func (ex *execution) tryStringify(v goja.Value) (text string, err error) {
-	fn := func(goja.FunctionCall) goja.Value {
-		text, _ = ex.stringify(v, nil, nil)
-		return goja.Undefined()
-	}
-	call, _ := goja.AssertFunction(ex.vm.ToValue(fn))
-	if _, cerr := call(goja.Undefined()); cerr != nil {
+	if cerr := ex.guarded(func() { text, _ = ex.stringify(v, nil, nil) }); cerr != nil {
 		var exc *goja.Exception
 		if errors.As(cerr, &exc) {
 			if o, ok := exc.Value().(*goja.Object); ok {

@@ -32,6 +32,8 @@ type execution struct {
 
 	calls    int
 	callSlot chan struct{}
+	steps    int            // native work counted by step
+	joining  []*goja.Object // the arrays join is inside of
 	timers   map[int64]*time.Timer
 	timerID  int64
 
@@ -39,11 +41,17 @@ type execution struct {
 	logs    logBuffer
 	stopped bool
 
+	// limited is the first limit a guard hit. The interrupt that ends the
+	// code may never be seen, if no more script runs after the guard's
+	// throw (in the last promise job, say); the result says it anyway.
+	limited *Error
+
 	// Originals of built-ins the code could replace.
 	jsonParse  goja.Callable
 	errorCtor  goja.Value
 	errorCtors map[string]goja.Value
 	noop       goja.Callable
+	arrayCtor  goja.Value // the guarded Array
 }
 
 func newExecution(ctx context.Context, l Limits, s *script, bindings []Binding) *execution {
@@ -158,12 +166,7 @@ func (ex *execution) returned(v goja.Value) (res *Result) {
 	}
 	var text string
 	var ok bool
-	fn := func(goja.FunctionCall) goja.Value {
-		text, ok = ex.stringify(v, nil, nil)
-		return goja.Undefined()
-	}
-	call, _ := goja.AssertFunction(ex.vm.ToValue(fn))
-	if _, err := call(goja.Undefined()); err != nil {
+	if err := ex.guarded(func() { text, ok = ex.stringify(v, nil, nil) }); err != nil {
 		e := ex.jsError(err)
 		if e.Kind == KindException {
 			e.Message = "the returned value cannot be turned into JSON: " + e.Message
@@ -176,7 +179,22 @@ func (ex *execution) returned(v goja.Value) (res *Result) {
 	return ex.result([]byte(text), nil)
 }
 
+// guarded runs fn as a native function called from script: what the
+// code's getters, proxy traps and toJSON methods throw while fn reads its
+// values comes back as an error, as does an interrupt, instead of a panic.
+func (ex *execution) guarded(fn func()) error {
+	call, _ := goja.AssertFunction(ex.vm.ToValue(func(goja.FunctionCall) goja.Value {
+		fn()
+		return goja.Undefined()
+	}))
+	_, err := call(goja.Undefined())
+	return err
+}
+
 func (ex *execution) result(value []byte, err *Error) *Result {
+	if ex.limited != nil && (err == nil || err.Kind == KindException) {
+		value, err = nil, ex.limited
+	}
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	if err == nil && ex.pending > 0 {
@@ -216,6 +234,9 @@ func (ex *execution) interrupt(e *Error) {
 // interrupt cannot be caught, and the throw stops the built-in at once.
 func (ex *execution) limit(msg string) {
 	e := &Error{Kind: KindLimit, Message: msg}
+	if ex.limited == nil {
+		ex.limited = e
+	}
 	ex.vm.Interrupt(e)
 	panic(ex.newError("RangeError", msg))
 }
@@ -270,7 +291,8 @@ func (ex *execution) jsError(err error) *Error {
 }
 
 // thrown describes a thrown value: an Error's message and stack, or the
-// value itself.
+// value itself. Reading those may run the code's getters and proxy traps,
+// which may throw or never end: they run guarded.
 func (ex *execution) thrown(v goja.Value) *Error {
 	e := &Error{Kind: KindException}
 	obj, ok := v.(*goja.Object)
@@ -278,7 +300,24 @@ func (ex *execution) thrown(v goja.Value) *Error {
 		e.Message = "the code threw " + safeString(v)
 		return e
 	}
-	name, msg := obj.Get("name"), obj.Get("message")
+	// Each is read on its own: an Error whose name getter throws still
+	// has its message.
+	var name, msg, st goja.Value
+	for _, p := range []struct {
+		key string
+		v   *goja.Value
+	}{{"message", &msg}, {"name", &name}, {"stack", &st}} {
+		err := ex.guarded(func() { *p.v = obj.Get(p.key) })
+		var exc *goja.Exception
+		switch {
+		case err == nil:
+		case !errors.As(err, &exc):
+			return ex.jsError(err) // an interrupt or a stack overflow, not the code's exception
+		case p.key == "message":
+			e.Message = "the code threw an object whose properties throw when read"
+			return e
+		}
+	}
 	if msg != nil && !goja.IsUndefined(msg) {
 		e.Message = safeString(msg)
 		if name != nil && !goja.IsUndefined(name) {
@@ -287,7 +326,7 @@ func (ex *execution) thrown(v goja.Value) *Error {
 	} else {
 		e.Message = "the code threw " + safeString(v)
 	}
-	if st := obj.Get("stack"); st != nil && goja.IsString(st) {
+	if st != nil && goja.IsString(st) {
 		frames := strings.SplitN(ex.script.mapStack(st.String()), "\n", 2)
 		if len(frames) == 2 {
 			e.Stack = frames[1]
@@ -302,8 +341,11 @@ func safeString(v goja.Value) string {
 	if v == nil {
 		return "undefined"
 	}
-	if _, ok := v.(*goja.Object); ok {
+	switch v.(type) {
+	case *goja.Object:
 		return "an object"
+	case *goja.Symbol:
+		return "Symbol(" + v.String() + ")"
 	}
 	return v.String()
 }

@@ -27,6 +27,7 @@ type stringifier struct {
 	out      strings.Builder
 	stack    []*goja.Object
 	limit    int
+	maxKeys  int
 	checkIn  int
 	// checkpoint runs script, so that a pending interrupt takes effect.
 	checkpoint func()
@@ -38,7 +39,7 @@ type stringifier struct {
 // with a JavaScript exception, as a native function does to throw. It
 // reports false when there is nothing to serialize (undefined).
 func (ex *execution) stringify(value, replacer, space goja.Value) (string, bool) {
-	s := &stringifier{vm: ex.vm, limit: ex.limits.MaxString, fail: ex.limit, checkpoint: ex.checkpoint}
+	s := &stringifier{vm: ex.vm, limit: ex.limits.MaxString, maxKeys: ex.limits.MaxArray, fail: ex.limit, checkpoint: ex.checkpoint}
 	if obj, ok := replacer.(*goja.Object); ok {
 		if fn, ok := goja.AssertFunction(obj); ok {
 			s.replacer = fn
@@ -233,6 +234,10 @@ func (s *stringifier) object(obj *goja.Object, indent string) {
 		s.write("]")
 		return
 	}
+	if n := indexKeys(obj); n > int64(s.maxKeys) {
+		// A typed array lists all its keys at once, in native code.
+		s.fail(fmt.Sprintf("JSON.stringify: an object with %d index keys is too big", n))
+	}
 	wrote := false
 	for _, k := range obj.Keys() {
 		if s.allow != nil && !s.allow[k] {
@@ -326,10 +331,14 @@ func writeQuoted(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
-// jsonDepth returns how deeply JSON text nests arrays and objects, without
-// parsing it, so that goja's recursive parser never sees runaway nesting.
-func jsonDepth(text string) int {
-	depth, max := 0, 0
+// jsonShape returns how deeply JSON text nests arrays and objects, and
+// about how many values it holds (one more than its commas and opening
+// brackets), without parsing it: goja's parser cannot be interrupted, and
+// runaway nesting or millions of values keep it busy for seconds (a 32 MiB
+// text of 16 million numbers took 28 s and a gigabyte).
+func jsonShape(text string) (depth, values int) {
+	level := 0
+	values = 1
 	inString := false
 	for i := 0; i < len(text); i++ {
 		c := text[i]
@@ -344,13 +353,16 @@ func jsonDepth(text string) int {
 		switch c {
 		case '"':
 			inString = true
+		case ',':
+			values++
 		case '[', '{':
-			if depth++; depth > max {
-				max = depth
+			values++
+			if level++; level > depth {
+				depth = level
 			}
 		case ']', '}':
-			depth--
+			level--
 		}
 	}
-	return max
+	return depth, values
 }

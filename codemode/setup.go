@@ -68,8 +68,8 @@ func (ex *execution) setupJSON(jsonObj *goja.Object) error {
 	}
 	parse := func(call goja.FunctionCall) goja.Value {
 		text := call.Argument(0).String()
-		if d := jsonDepth(text); d > maxJSONNesting {
-			ex.limit(fmt.Sprintf("JSON.parse: the text nests %d levels deep; the limit is %d", d, maxJSONNesting))
+		if err := ex.checkJSON(text); err != nil {
+			ex.limit("JSON.parse: " + err.Error())
 		}
 		v, err := ex.jsonParse(goja.Undefined(), ex.vm.ToValue(text), call.Argument(1))
 		if err != nil {
@@ -85,10 +85,23 @@ func (ex *execution) setupJSON(jsonObj *goja.Object) error {
 
 // parseJSON turns JSON text from Go into a value inside the runtime.
 func (ex *execution) parseJSON(text []byte) (goja.Value, error) {
-	if d := jsonDepth(string(text)); d > maxJSONNesting {
-		return nil, fmt.Errorf("the value nests %d levels deep; the limit is %d", d, maxJSONNesting)
+	if err := ex.checkJSON(string(text)); err != nil {
+		return nil, err
 	}
 	return ex.jsonParse(goja.Undefined(), ex.vm.ToValue(string(text)))
+}
+
+// checkJSON refuses JSON text that nests too deeply or holds more values
+// than the sandbox lets a built-in make at once (see jsonShape).
+func (ex *execution) checkJSON(text string) error {
+	depth, values := jsonShape(text)
+	switch {
+	case depth > maxJSONNesting:
+		return fmt.Errorf("the text nests %d levels deep; the limit is %d", depth, maxJSONNesting)
+	case values > ex.limits.MaxArray:
+		return fmt.Errorf("the text holds about %d values; the limit is %d", values, ex.limits.MaxArray)
+	}
+	return nil
 }
 
 func (ex *execution) setupTimers() error {
@@ -146,11 +159,17 @@ func (ex *execution) setupTimers() error {
 }
 
 // dynamicBackend makes the global of a backend whose tools are not known:
-// any method called on it calls the tool of that name.
-var dynamicBackend = goja.MustCompile("sandbox-backend", `(function (call) {
+// any method called on it calls the tool of that name, except what
+// JavaScript itself looks up on an object (turning it into a string,
+// awaiting it, serializing it), which no tool call must answer.
+var dynamicBackend = goja.MustCompile("sandbox-backend", `(function (name, call) {
+	const text = "[backend " + name + "]";
+	const toString = function toString() { return text; };
 	return new Proxy({}, {
 		get(target, prop) {
-			if (typeof prop !== "string" || prop === "then" || prop === "toJSON") return undefined;
+			if (prop === "toString") return toString;
+			if (typeof prop !== "string" || prop === "then" || prop === "toJSON" || prop === "valueOf" ||
+				prop === "constructor" || prop === "toLocaleString") return undefined;
 			return function (args) { return call(prop, args); };
 		},
 	});
@@ -169,7 +188,7 @@ func (ex *execution) setupBinding(b Binding) error {
 			tool := call.Argument(0).String()
 			return ex.bindingCall(b, tool, tool)(goja.FunctionCall{This: goja.Undefined(), Arguments: call.Arguments[1:]})
 		})
-		obj, err := mk(goja.Undefined(), call)
+		obj, err := mk(goja.Undefined(), vm.ToValue(b.Name), call)
 		if err != nil {
 			return err
 		}
@@ -301,15 +320,17 @@ func (ex *execution) callError(backend, ident string, err error) *goja.Object {
 		msg = fmt.Sprintf("%s.%s: canceled", backend, ident)
 	}
 	e := ex.newError("Error", msg)
-	_ = e.Set("backend", backend)
-	_ = e.Set("tool", ident)
+	// Defined, not set: a setter the code put on Object.prototype must
+	// not run inside the loop.
+	_ = e.DefineDataProperty("backend", ex.vm.ToValue(backend), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+	_ = e.DefineDataProperty("tool", ex.vm.ToValue(ident), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
 	return e
 }
 
 // defineMethod adds a non-enumerable native method, as built-ins are.
 func defineMethod(vm *goja.Runtime, obj *goja.Object, name string, length int, fn func(goja.FunctionCall) goja.Value) error {
 	f := vm.ToValue(fn).(*goja.Object)
-	_ = f.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	_ = f.DefineDataProperty("length", vm.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	_ = f.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = f.DefineDataProperty("length", vm.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	return obj.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }

@@ -48,8 +48,8 @@ type script struct {
 var wholeArrow = regexp.MustCompile(`^async\s*(\([^)]*\)|[A-Za-z_$][\w$]*)\s*(:[^=]*)?=>`)
 
 // prepare turns the model's code into a program. Plain JavaScript is
-// parsed by goja directly; only code that does not parse goes through
-// esbuild's TypeScript transform.
+// parsed by goja directly; only code that does not parse, or that spreads
+// objects, goes through esbuild's TypeScript transform.
 func prepare(code string) (*script, error) {
 	code = stripFences(code)
 	if err := checkNesting(code); err != nil {
@@ -73,7 +73,12 @@ func compileWrapped(code string, w wrapper) (*script, error) {
 	src := w.prefix + code + w.suffix
 	s := &script{wrap: w, lines: strings.Count(code, "\n") + 1}
 	ast, jsErr := parser.ParseFile(nil, scriptName, src, 0, parser.WithDisableSourceMaps)
-	if jsErr != nil {
+	if jsErr == nil && bigIntCandidate.MatchString(code) && hasBigInt(ast) {
+		return nil, errNoBigInt
+	}
+	// Object spread and rest go through esbuild too, which lowers them to
+	// loops of script (see syntax.go).
+	if jsErr != nil || strings.Contains(code, "...") && hasObjectSpread(ast) {
 		res := api.Transform(src, api.TransformOptions{
 			Loader:     api.LoaderTS,
 			Sourcemap:  api.SourceMapExternal,
@@ -83,6 +88,11 @@ func compileWrapped(code string, w wrapper) (*script, error) {
 		})
 		if len(res.Errors) > 0 {
 			return nil, s.esbuildError(res.Errors[0])
+		}
+		for _, w := range res.Warnings {
+			if w.ID == "bigint" { // esbuild turned a BigInt literal into a BigInt() call
+				return nil, errNoBigInt
+			}
 		}
 		sm, err := sourcemap.Parse(scriptName+".map", res.Map)
 		if err != nil {

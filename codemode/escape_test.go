@@ -1,0 +1,896 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// The escape suite: model code that tries to reach the host or Go through
+// every object the sandbox exposes, or to exhaust the process through
+// them. TestLimits covers the design's list of exhaustion attacks; this
+// file covers the objects themselves (bindings, console, promises, errors,
+// timers, JSON, the globals the sandbox relies on) and the ways found to
+// get past a guard. Each case must end within its limit with the
+// documented error or succeed harmlessly; none may panic, hang, or show
+// anything of Go, and a normal execution must work right after.
+
+// escapeCase is one attack. The code must return want (its JSON), or fail
+// with an error of kind whose text holds msg. With orWant, a success with
+// that value is accepted too (an attack that may finish in time on a fast
+// machine); with orKind, an error of that kind (recursion through native
+// frames is slow to unwind on a loaded machine, and may meet the timeout
+// before the stack limit).
+type escapeCase struct {
+	name   string
+	limits Limits
+	code   string
+	want   string
+	kind   string
+	msg    string
+	orWant string
+	orKind string
+}
+
+// Limits for the suite: short for attacks that only a timeout stops, so
+// that they end quickly, roomy for the others, so that a loaded machine
+// does not time them out, and small sizes where a guard is the point, so
+// that the work before it is cheap (also under -race).
+var (
+	escapeQuick = Limits{Timeout: 400 * time.Millisecond}
+	escapeRoomy = Limits{Timeout: 5 * time.Second}
+	escapeSmall = Limits{Timeout: 3 * time.Second, MaxString: 1 << 20, MaxArray: 1 << 16}
+)
+
+func runEscapes(t *testing.T, cases []escapeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := tc.limits
+			if l == (Limits{}) {
+				l = escapeRoomy
+				if tc.kind == KindTimeout {
+					l = escapeQuick
+				}
+			}
+			b := &echoBackend{}
+			down := Binding{Name: "later", Unavailable: "connection refused", Call: func(context.Context, string, []byte) ([]byte, error) {
+				return nil, errors.New("unavailable: connection refused")
+			}}
+			l.MaxConcurrent = 1
+			r := NewRunner(l)
+			start := time.Now()
+			res := r.Run(context.Background(), tc.code, []Binding{b.binding("api"), down})
+			if took, bound := time.Since(start), r.Limits().Timeout+graceAfterTimeout; took > bound+3*time.Second {
+				t.Errorf("Run took %s, past the timeout and its grace (%s)", took, bound)
+			}
+			// Never hang: the execution's goroutine gives its slot back,
+			// even when it overran the timeout in native code.
+			for deadline := time.Now().Add(20 * time.Second); r.Run(context.Background(), `return 1`, nil).Err != nil; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the execution still holds its slot %s after it began", time.Since(start))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			noInternals(t, res)
+			switch {
+			case tc.orWant != "" && res.Err == nil:
+				wantValue(t, res, tc.orWant)
+			case tc.orKind != "" && res.Err != nil && res.Err.Kind == tc.orKind:
+			case tc.kind != "":
+				wantError(t, res, tc.kind, tc.msg)
+			default:
+				if res.Err != nil {
+					t.Fatalf("unexpected error: %v\nlogs: %v", res.Err, res.Logs)
+				}
+				if tc.want != "" && string(res.Value) != tc.want {
+					t.Fatalf("value %s, want %s", res.Value, tc.want)
+				}
+			}
+			healthy(t)
+		})
+	}
+}
+
+// noInternals fails when what the model reads shows the sandbox's own
+// machinery: a Go panic, a Go source position, a Go type.
+func noInternals(t *testing.T, res *Result) {
+	t.Helper()
+	for _, bad := range []string{"internal error", "runtime error", "goroutine", "github.com/", ".go:", "goja", "*codemode.", "reflect."} {
+		if strings.Contains(res.Text, bad) {
+			t.Errorf("the output shows %q:\n%s", bad, shorten(res.Text, 2000))
+		}
+	}
+}
+
+func shorten(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// TestEscapeThroughBindings goes at the backend globals and their methods.
+func TestEscapeThroughBindings(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "constructor chain stays in the sandbox", code: `
+const F = api.echo.constructor;
+return [F === Function, api.constructor === Object, Object.getPrototypeOf(api) === Object.prototype,
+	Object.getPrototypeOf(api.echo) === Function.prototype, F("return this")() === globalThis,
+	F("return typeof require + typeof process + typeof fetch")()]`,
+			want: `[true,true,true,true,true,"undefinedundefinedundefined"]`},
+		{name: "Function.prototype.toString", code: `
+return [Function.prototype.toString.call(api.echo), String(api.echo), String(api), String(console.log), String(setTimeout)]`,
+			want: `["function echo() { [native code] }","function echo() { [native code] }","[backend api]","function log() { [native code] }","function setTimeout() { [native code] }"]`},
+		{name: "not a constructor", code: `try { new api.echo({}) } catch (e) { return [e instanceof TypeError, e.message] }`,
+			want: `[true,"Value is not a constructor"]`},
+		{name: "call, apply, bind and Reflect.apply", code: `
+const rs = await Promise.all([api.echo.call(null, {n: 1}), api.echo.apply(undefined, [{n: 2}]),
+	api.echo.bind(api, {n: 3})(), Reflect.apply(api.echo, 7, [{n: 4}]), api.echo.call("x", {n: 5}, "ignored")]);
+return rs.map(r => r.args.n)`,
+			want: `[1,2,3,4,5]`},
+		{name: "symbols", code: `
+return [Object.getOwnPropertySymbols(api).length, Object.getOwnPropertySymbols(api.echo).length,
+	api[Symbol.iterator], api[Symbol.toPrimitive], ` + "`${api}`" + `, Symbol.keyFor(Symbol.for("api")), api + ""]`,
+			want: `[0,0,null,null,"[backend api]","api","[backend api]"]`},
+		{name: "property descriptors", code: `
+const d = Object.getOwnPropertyDescriptors(api);
+return [Object.keys(d).sort(), Object.values(d).every(x => typeof x.value === "function" && x.writable && !x.enumerable && x.configurable),
+	Object.getOwnPropertyDescriptors(api.echo), Object.getOwnPropertyDescriptor(globalThis, "api").writable,
+	Object.getOwnPropertyDescriptor(globalThis, "api").configurable]`,
+			want: `[["echo","fail","get_weather","toString"],true,{"length":{"value":1,"writable":false,"enumerable":false,"configurable":true},"name":{"value":"echo","writable":false,"enumerable":false,"configurable":true}},false,false]`},
+		{name: "no enumerable keys", code: `return [Object.keys(api), Object.keys(api.echo), Object.keys(console.log), JSON.stringify(api), JSON.stringify(api.echo)]`,
+			want: `[[],[],[],"{}",null]`},
+		{name: "the global cannot be replaced", code: `
+"use strict";
+const errs = [];
+try { globalThis.api = {} } catch (e) { errs.push(e.name) }
+try { Object.defineProperty(globalThis, "api", {value: 1}) } catch (e) { errs.push(e.name) }
+try { delete globalThis.api } catch (e) { errs.push(e.name) }
+return [errs, typeof api.echo]`,
+			want: `[["TypeError","TypeError","TypeError"],"function"]`},
+		{name: "defineProperty on a backend object", code: `
+const echo = api.echo;
+Object.defineProperty(api, "echo", {get() { throw new Error("no echo") }});
+let m; try { api.echo } catch (e) { m = e.message }
+Object.defineProperty(api, "fail", {value: 5});
+return [m, api.fail, (await echo({n: 1})).args]`,
+			want: `["no echo",5,{"n":1}]`},
+		{name: "frozen, prototype-less backend object", code: `
+Object.setPrototypeOf(api, null); Object.freeze(api); Object.freeze(api.echo);
+return [(await api.echo({ok: true})).args, Object.isFrozen(api)]`,
+			want: `[{"ok":true},true]`},
+		{name: "methods replaced before the call", code: `
+const echo = api.echo;
+api.echo = () => "mine"; api.toString = null; Function.prototype.call = () => { throw new Error("call") };
+Function.prototype.apply = null; Function.prototype.bind = null;
+return [api.echo(), (await echo({n: 1})).args.n, Reflect.apply(Object.prototype.toString, api, [])]`,
+			want: `["mine",1,"[object Object]"]`},
+		{name: "a Proxy around a backend and around a method", code: `
+const p = new Proxy(api, {get(t, k) { return k === "echo" ? (a) => t.echo({...a, via: "proxy"}) : t[k] }});
+const f = new Proxy(api.echo, {apply(t, self, args) { return t(...args) }});
+return [(await p.echo({n: 1})).args, (await f({n: 2})).args, (await Reflect.apply(f, null, [{n: 3}])).args]`,
+			want: `[{"n":1,"via":"proxy"},{"n":2},{"n":3}]`},
+		{name: "arguments with a toJSON that changes the shape", code: `
+let i = 0;
+const a = {toJSON() { return i++ ? {second: true} : {first: [1, {toJSON: () => "inner"}]} }};
+return [(await api.echo(a)).args, (await api.echo(a)).args]`,
+			want: `[{"first":[1,"inner"]},{"second":true}]`},
+		{name: "arguments with a getter that throws", code: `
+try { await api.echo({get x() { throw new RangeError("getter") }}) } catch (e) { return [e.name, e.message] }`,
+			want: `["RangeError","getter"]`},
+		{name: "arguments with a getter that never ends", code: `await api.echo({get x() { for (;;) {} }})`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "arguments that are a Proxy whose traps throw", code: `
+const p = new Proxy({}, {ownKeys() { throw new Error("ownKeys") }});
+try { await api.echo(p) } catch (e) { return e.message }`,
+			want: `"ownKeys"`},
+		{name: "arguments that are a revoked Proxy", code: `
+const {proxy, revoke} = Proxy.revocable({}, {}); revoke();
+try { await api.echo(proxy) } catch (e) { return e.name }`,
+			want: `"TypeError"`},
+		{name: "arguments that are not JSON", code: `
+const out = [];
+for (const a of [() => 1, Symbol("s"), undefined, null]) {
+	try { out.push((await api.echo(a)).args) } catch (e) { out.push(e.name) }
+}
+return out`,
+			want: `["TypeError","TypeError",{},{}]`},
+		{name: "arguments nested past the JSON depth", code: `
+let o = {}; for (let i = 0; i < 10000; i++) o = {o};
+await api.echo(o)`,
+			kind: KindLimit, msg: "nests more than 512"},
+		{name: "an answer with too many values", limits: escapeSmall, code: `
+try { await api.echo({a: new Array(1 << 15).fill([0, 0, 0])}) } catch (e) {
+	return [e instanceof Error, e.message.replace(/\d+/g, "N")]
+}`,
+			want: `[true,"api.echo: the answer is not usable: the text holds about N values; the limit is N"]`},
+		{name: "a huge argument", limits: escapeSmall, code: `await api.echo({s: "x".repeat(1 << 20), t: "y"})`,
+			kind: KindLimit, msg: "JSON.stringify would produce more than"},
+		{name: "many arguments", code: `return (await api.echo({n: 1}, ...new Array(10000).fill({}))).args`,
+			want: `{"n":1}`},
+		{name: "a call flood", limits: Limits{Timeout: 2 * time.Second, MaxToolCalls: 50},
+			code: `await Promise.all(Array.from({length: 100000}, (_, i) => api.echo({i})))`,
+			kind: KindLimit, msg: "max_tool_calls"},
+		{name: "an unavailable backend's proxy", code: `
+return [typeof later, typeof later.then, typeof later.toJSON, typeof later[Symbol.iterator], JSON.stringify(later),
+	Object.prototype.toString.call(later), Object.keys(later).length]`,
+			want: `["object","undefined","undefined","undefined","{}","[object Object]",0]`},
+	})
+}
+
+// TestEscapeThroughConsole goes at console and what it formats.
+func TestEscapeThroughConsole(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "methods with odd this and arguments", code: `
+console.log.call(null, "a"); console.info.apply({}, ["b", 1]); const w = console.warn; w(Symbol("s"), undefined, null);
+console.error.bind(null, "c")(); console.debug();
+return [typeof console.log, Object.keys(console).length, Object.getOwnPropertyNames(console).sort()]`,
+			want: `["function",0,["debug","error","info","log","warn"]]`},
+		{name: "not a constructor", code: `try { new console.log("x") } catch (e) { return e.name }`,
+			want: `"TypeError"`},
+		{name: "values that throw when formatted", code: `
+const {proxy, revoke} = Proxy.revocable({}, {}); revoke();
+const out = [];
+for (const v of [{toJSON() { throw new Error("toJSON") }}, {get a() { throw new Error("getter") }},
+		new Proxy({}, {ownKeys() { throw new Error("trap") }}), proxy]) {
+	try { console.log(v); out.push("ok") } catch (e) { out.push(e.message) }
+}
+return out`,
+			want: `["ok","ok","ok","proxy has been revoked"]`},
+		{name: "an error whose stack getter throws", code: `
+const e = new Error("m"); Object.defineProperty(e, "stack", {get() { throw new Error("stack") }});
+try { console.log(e) } catch (x) { return x.message }`,
+			want: `"stack"`},
+		{name: "a value that never finishes formatting", code: `console.log({get a() { for (;;) {} }})`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "cyclic values", code: `const o = {}; o.o = o; const a = [o]; a.push(a); console.log(o, a, [a]); return "ok"`,
+			want: `"ok"`},
+		{name: "a huge string", limits: escapeSmall, code: `console.log("x".repeat(1 << 20)); console.log("y".repeat(1 << 20) + "z"); return "ok"`,
+			want: `"ok"`},
+		{name: "a huge object", limits: escapeSmall, code: `console.log({s: "x".repeat(1 << 20)}); return "not reached"`,
+			kind: KindLimit, msg: "JSON.stringify would produce more than"},
+		{name: "a deep object", code: `let o = {}; for (let i = 0; i < 10000; i++) o = {o}; console.log(o)`,
+			kind: KindLimit, msg: "nests more than 512"},
+		{name: "a typed array with millions of keys", limits: Limits{Timeout: 2 * time.Second, MaxArray: 1 << 16},
+			code: `console.log(new Uint8Array(1 << 20))`, kind: KindLimit, msg: "index keys"},
+		{name: "a million arguments through apply", limits: Limits{Timeout: 3 * time.Second},
+			code: `const a = []; a.length = 1e6; console.log.apply(console, a); return "ok"`,
+			kind: KindTimeout, msg: "timeout", orWant: `"ok"`},
+		{name: "a million arguments spread", code: `const a = []; a.length = 1e6; console.log(...a); return "ok"`,
+			kind: KindTimeout, msg: "timeout", orWant: `"ok"`},
+		{name: "a log storm", code: `for (;;) console.log("x".repeat(100), {a: [1, 2, 3]})`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "console replaced", code: `console.log = () => { throw new Error("mine") }; globalThis.console = null; return typeof console`,
+			want: `"object"`},
+	})
+}
+
+// TestEscapeThroughPromises goes at the promises bindings return and the
+// promise machinery the sandbox's loop relies on.
+func TestEscapeThroughPromises(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "then, catch and finally", code: `
+const out = [];
+await api.echo({n: 1}).then(r => out.push(r.args.n)).finally(() => out.push("finally"));
+await api.fail({}).catch(e => out.push(e.message)).finally(() => out.push("finally"));
+const p = api.echo({});
+return [out, p instanceof Promise, Object.prototype.toString.call(p), p.constructor === Promise, typeof p.then, Object.keys(p).length, await p.then(() => 1)]`,
+			want: `[[1,"finally","api.fail: the backend says no","finally"],true,"[object Promise]",true,"function",0,1]`},
+		{name: "Promise.prototype.then replaced before the call", code: `
+Promise.prototype.then = function () {}; return (await api.echo({n: 1})).args`,
+			want: `{"n":1}`},
+		{name: "Promise.prototype.then that throws", code: `
+Object.defineProperty(Promise.prototype, "then", {get() { throw new Error("then") }});
+return (await api.echo({n: 1})).args`,
+			want: `{"n":1}`},
+		{name: "Promise replaced", code: `
+globalThis.Promise = function () { throw new Error("mine") }; Promise.resolve = null;
+const r = await api.echo({n: 1}); return [r.args, Object.prototype.toString.call(api.echo({}))]`,
+			want: `[{"n":1},"[object Promise]"]`},
+		{name: "a subclass of Promise", code: `
+class P extends Promise { then(a, b) { return super.then(a, b) } }
+const rs = await P.all([api.echo({n: 1}), P.resolve(api.echo({n: 2}))]);
+return [rs.map(r => r.args.n), P.resolve(api.echo({})) instanceof P]`,
+			want: `[[1,2],true]`},
+		{name: "a species that never settles", code: `
+class P extends Promise { static get [Symbol.species]() { return function (r) { r(() => {}, () => {}) } } }
+const p = P.resolve(1); p.then(() => 1); return "ok"`,
+			want: `"ok"`},
+		{name: "a thenable that throws", code: `try { await {then() { throw new Error("thenable") }} } catch (e) { return e.message }`,
+			want: `"thenable"`},
+		{name: "a thenable that never settles", code: `await {then() {}}`,
+			kind: KindException, msg: "nothing will ever settle"},
+		{name: "a thenable that settles twice", code: `return await {then(ok, no) { ok(1); ok(2); no(3) }}`,
+			want: `1`},
+		{name: "every object a thenable", code: `Object.prototype.then = function (ok) { ok(42) }; return await api.echo({})`,
+			want: `42`},
+		{name: "every object a thenable that never settles", code: `Object.prototype.then = function () {}; await api.echo({})`,
+			kind: KindException, msg: "nothing will ever settle"},
+		{name: "a rejection with a hostile reason", code: `
+await Promise.reject(new Proxy({}, {get() { throw new Error("trap") }}))`,
+			kind: KindException, msg: "properties throw"},
+		{name: "a rejection reason that never finishes", code: `await Promise.reject({get message() { for (;;) {} }})`,
+			kind: KindTimeout, msg: "timeout"},
+	})
+}
+
+// TestEscapeThroughErrors goes at the errors bindings throw.
+func TestEscapeThroughErrors(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "properties of a binding's error", code: `
+try { await api.fail({}) } catch (e) {
+	return [e instanceof Error, e.constructor === Error, Object.getPrototypeOf(e) === Error.prototype,
+		Object.prototype.toString.call(e), Object.getOwnPropertyNames(e).sort(), typeof e.stack, e.stack.includes("github"),
+		Object.getOwnPropertySymbols(e).length, String(e)]
+}`,
+			want: `[true,true,true,"[object Error]",["backend","message","stack","tool"],"string",false,0,"Error: api.fail: the backend says no"]`},
+		{name: "Error replaced before the call", code: `
+const E = Error; globalThis.Error = function () { throw new E("mine") }; Error.prototype = null;
+try { await api.fail({}) } catch (e) { return [e instanceof E, e.message] }`,
+			want: `[true,"api.fail: the backend says no"]`},
+		{name: "Error.prototype tampered with", code: `
+Object.defineProperty(Error.prototype, "message", {get() { throw new Error("message") }, set() { throw new Error("set") }});
+Object.defineProperty(Error.prototype, "name", {get() { for (;;) {} }});
+Error.prototype.toString = () => { throw new Error("toString") };
+try { await api.fail({}) } catch (e) { return [e.message, e.backend, e.tool] }`,
+			want: `["api.fail: the backend says no","api","fail"]`},
+		{name: "setters on Object.prototype", code: `
+for (const k of ["backend", "tool", "message", "stack", "args", "0", "then"])
+	Object.defineProperty(Object.prototype, k, {set() { for (;;) {} }, configurable: true});
+try { await api.fail({}) } catch (e) { return [e.backend, e.tool] }`,
+			want: `["api","fail"]`},
+		{name: "an uncaught binding error with a hostile prototype", code: `
+Object.defineProperty(Error.prototype, "name", {get() { throw new Error("name") }});
+await api.fail({})`,
+			kind: KindException, msg: "api.fail: the backend says no"},
+		{name: "a thrown object whose getters throw", code: `throw {get name() { throw 1 }, get message() { throw 2 }}`,
+			kind: KindException, msg: "properties throw"},
+		{name: "a thrown object whose getter throws itself", code: `const o = {get message() { throw o }}; throw o`,
+			kind: KindException, msg: "properties throw"},
+		{name: "a thrown object whose getter never ends", code: `throw {get message() { for (;;) {} }}`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "a thrown Proxy", code: `throw new Proxy({}, {get() { return "boo" }})`,
+			kind: KindException, msg: "boo: boo"},
+		{name: "a thrown revoked Proxy", code: `const {proxy, revoke} = Proxy.revocable({}, {}); revoke(); throw proxy`,
+			kind: KindException, msg: "properties throw"},
+		{name: "a thrown error with a huge message", limits: escapeSmall, code: `throw new Error("x".repeat(1 << 20))`,
+			kind: KindException, msg: "Error: xxx"},
+		{name: "a thrown primitive", code: `throw Symbol("s")`, kind: KindException, msg: "threw Symbol(s)"},
+		{name: "a guard's own error", code: `
+try { String.prototype.repeat.call(null, 1) } catch (e) {
+	return [e instanceof TypeError, Object.getPrototypeOf(e) === TypeError.prototype, e.message]
+}`,
+			want: `[true,true,"String.prototype.repeat called on null or undefined"]`},
+	})
+}
+
+// TestEscapeThroughTimers goes at setTimeout and clearTimeout.
+func TestEscapeThroughTimers(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "a callback that throws", code: `setTimeout(() => { throw new Error("from a timer") }, 1); await new Promise(r => setTimeout(r, 50))`,
+			kind: KindException, msg: "from a timer"},
+		{name: "a huge delay", code: `await new Promise(r => setTimeout(r, 2 ** 53)); return "late"`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "odd delays", code: `
+const out = [];
+await Promise.all([-1, NaN, "10", {valueOf: () => 5}, Infinity, -Infinity, null].map((d, i) =>
+	d === Infinity ? null : new Promise(r => setTimeout(() => { out.push(i); r() }, d))));
+return out.sort()`,
+			want: `[0,1,2,3,5,6]`},
+		{name: "a delay whose valueOf never ends", code: `setTimeout(() => {}, {valueOf() { for (;;) {} }})`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "not a function", code: `
+const out = [];
+for (const f of ["return 1", 5, null, undefined, {}, Symbol()]) { try { setTimeout(f, 1) } catch (e) { out.push(e.name) } }
+return out`,
+			want: `["TypeError","TypeError","TypeError","TypeError","TypeError","TypeError"]`},
+		{name: "timer ids", code: `
+const a = setTimeout(() => {}, 1), b = setTimeout(() => {}, 1);
+for (const id of [{}, "x", NaN, -1, 2 ** 60, null, undefined, a + 100, b]) clearTimeout(id);
+let err; try { clearTimeout(Symbol()) } catch (e) { err = e.name }
+clearTimeout(a);
+return [typeof a, b - a, err]`,
+			want: `["number",1,"TypeError"]`},
+		{name: "clearTimeout inside its own callback, and twice", code: `
+let id, n = 0;
+await new Promise(r => { id = setTimeout(() => { clearTimeout(id); clearTimeout(id); n++; r() }, 1) });
+clearTimeout(id);
+return n`,
+			want: `1`},
+		{name: "a binding as the callback", code: `setTimeout(api.echo, 1, {n: 1}); await new Promise(r => setTimeout(r, 30)); return "ok"`,
+			want: `"ok"`},
+		{name: "timers that schedule timers", code: `let n = 0; const tick = () => { n++; setTimeout(tick, 0) }; tick(); await new Promise(() => {})`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "a timer flood", limits: escapeRoomy, code: `for (let i = 0; ; i++) setTimeout(() => {}, 0)`,
+			kind: KindLimit, msg: "timers"},
+	})
+}
+
+// TestEscapeThroughJSON goes at the sandbox's own JSON.stringify and
+// JSON.parse, which bindings use too.
+func TestEscapeThroughJSON(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "a replacer that builds deeper and deeper", code: `JSON.stringify({}, function (k, v) { return {v: {}} })`,
+			kind: KindLimit, msg: "nests more than"},
+		{name: "a replacer that returns huge strings", limits: escapeSmall,
+			code: `JSON.stringify([1, 2, 3], (k, v) => typeof v === "number" ? "x".repeat(1 << 19) : v)`,
+			kind: KindLimit, msg: "would produce more than"},
+		{name: "a replacer that throws", code: `try { JSON.stringify({a: 1}, () => { throw new Error("replacer") }) } catch (e) { return e.message }`,
+			want: `"replacer"`},
+		{name: "a replacer that never ends", code: `JSON.stringify({a: 1}, () => { for (;;) {} })`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "a replacer array of odd things", code: `return JSON.stringify({a: 1, b: 2, 1: 3}, ["a", 1, {}, new String("b"), Symbol(), null])`,
+			want: `"{\"1\":3,\"a\":1,\"b\":2}"`},
+		{name: "a toJSON getter that changes the shape", code: `
+let n = 0; const o = {get toJSON() { return n++ % 2 ? () => [1, 2] : () => ({k: n}) }};
+return [JSON.stringify(o), JSON.stringify(o), JSON.stringify({o, p: o})]`,
+			want: `["{\"k\":1}","[1,2]","{\"o\":{\"k\":3},\"p\":[1,2]}"]`},
+		{name: "a getter that throws", code: `try { JSON.stringify({get a() { throw new Error("get") }}) } catch (e) { return e.message }`,
+			want: `"get"`},
+		{name: "an indent that is an object", code: `return JSON.stringify([1], null, {valueOf() { throw new Error("indent") }})`,
+			want: `"[1]"`},
+		{name: "a reviver that grows the value", code: `return JSON.parse("[1,2,3]", function (k, v) { if (Array.isArray(v)) v.push(v.slice()); return v })`,
+			kind: KindTimeout, msg: "timeout", orWant: `[1,2,3,[1,2,3]]`},
+		{name: "a reviver that never ends", code: `JSON.parse("[1]", () => { for (;;) {} })`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "a reviver that throws", code: `try { JSON.parse("{\"a\": 1}", () => { throw new Error("reviver") }) } catch (e) { return e.message }`,
+			want: `"reviver"`},
+		{name: "a reviver that makes a cycle", code: `const o = JSON.parse("{\"a\": {}}", function (k, v) { if (k === "a") v.self = this; return v }); return o.a.self === o`,
+			want: `true`},
+		{name: "a text with millions of values", limits: escapeSmall, code: `JSON.parse("[" + "0,".repeat(1 << 17) + "0]")`,
+			kind: KindLimit, msg: "JSON.parse: the text holds about"},
+		{name: "a text with millions of values in strings is fine", limits: escapeSmall, code: `return JSON.parse(JSON.stringify([",".repeat(1 << 18), "[{".repeat(1 << 17)])).map(s => s.length)`,
+			want: `[262144,262144]`},
+		{name: "a text that is not a string", code: `return JSON.parse({toString() { return "[7]" }})`,
+			want: `[7]`},
+		{name: "JSON replaced before a call", code: `
+JSON.stringify = () => { throw new Error("stringify") }; JSON.parse = () => { throw new Error("parse") }; globalThis.JSON = null;
+return (await api.echo({n: [1, {m: 2}]})).args`,
+			want: `{"n":[1,{"m":2}]}`},
+	})
+}
+
+// TestEscapeThroughTamperedGlobals replaces what the sandbox's own
+// machinery might use before calling a binding. The binding must still
+// work or fail cleanly.
+func TestEscapeThroughTamperedGlobals(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "Array.prototype methods replaced", code: `
+for (const k of Object.getOwnPropertyNames(Array.prototype)) if (k !== "length") Array.prototype[k] = () => { throw new Error(k) };
+Array.prototype[Symbol.iterator] = function* () { for (;;) yield 1 };
+const r = await api.echo({a: [1, 2, [3]]});
+return JSON.stringify(r)`,
+			want: `"{\"tool\":\"echo\",\"args\":{\"a\":[1,2,[3]]}}"`},
+		{name: "Object.prototype.toString and friends replaced", code: `
+Object.prototype.toString = () => { throw new Error("toString") }; Object.prototype.valueOf = null;
+Object.prototype.toJSON = undefined; Object.prototype.hasOwnProperty = () => false;
+Symbol.prototype.toString = null; String.prototype.toString = () => "mine";
+return (await api.echo({n: 1})).args`,
+			want: `{"n":1}`},
+		{name: "Object.prototype.toJSON that throws", code: `
+Object.prototype.toJSON = () => { throw new Error("toJSON") };
+try { await api.echo({}) } catch (e) { return e.message }`,
+			want: `"toJSON"`},
+		{name: "getters on Object.prototype for what answers hold", code: `
+for (const k of ["tool", "args", "0", "length", "n"])
+	Object.defineProperty(Object.prototype, k, {get() { throw new Error("get " + k) }, set() { throw new Error("set " + k) }, configurable: true});
+const r = await api.echo({n: 5});
+return Object.getOwnPropertyNames(r).sort()`,
+			want: `["args","tool"]`},
+		{name: "Symbol.iterator of arrays makes Promise.all spin", code: `
+Array.prototype[Symbol.iterator] = function* () { for (;;) yield api.echo({}) };
+await Promise.all([1])`,
+			kind: KindLimit, msg: "max_tool_calls"},
+		{name: "Function.prototype replaced", code: `
+Object.setPrototypeOf(Function.prototype, null); Function.prototype.toString = null;
+delete Function.prototype.call; delete Function.prototype.apply;
+return (await api.echo({n: 1})).args`,
+			want: `{"n":1}`},
+		{name: "everything frozen", code: `
+for (const k of Object.getOwnPropertyNames(globalThis)) { const v = globalThis[k]; if (v && typeof v === "object" || typeof v === "function") { Object.freeze(v); if (v.prototype) Object.freeze(v.prototype) } }
+Object.freeze(globalThis);
+return [(await api.echo({n: 1})).args, typeof new Uint8Array(2), String([1, [2]]), [[1], [2]].flat()]`,
+			want: `[{"n":1},"object","1,2",[1,2]]`},
+		{name: "what bindings return and throw, seen with the originals", code: `
+const toStr = Object.prototype.toString, getProto = Object.getPrototypeOf;
+const protos = [Object.prototype, Array.prototype, Error.prototype, Promise.prototype];
+const describe = v => [typeof v, Reflect.apply(toStr, v, []), protos.indexOf(getProto(v))];
+Array.prototype.map = null; Array.prototype.push = null; Array.prototype[Symbol.iterator] = null;
+Object.prototype.toString = () => "[object Go]"; Symbol.prototype[Symbol.toPrimitive] = null;
+globalThis.Error = null; globalThis.Promise = null; globalThis.JSON = null; globalThis.Object = null; globalThis.Array = null;
+const p = api.echo({n: [1]}); const r = await p; let e; try { await api.fail({}) } catch (x) { e = x }
+let u; try { await later.down({}) } catch (x) { u = x }
+return [describe(p), describe(r), describe(r.args.n), describe(e), describe(u), typeof e.stack, e.message, u.message]`,
+			want: `[["object","[object Promise]",3],["object","[object Object]",0],["object","[object Array]",1],["object","[object Error]",2],["object","[object Error]",2],"string","api.fail: the backend says no","later.down failed: unavailable: connection refused"]`},
+		{name: "the global object's prototype replaced", code: `
+Object.setPrototypeOf(globalThis, new Proxy({}, {get(t, k) { throw new Error("global " + String(k)) }}));
+return (await api.echo({n: 1})).args`,
+			want: `{"n":1}`},
+	})
+}
+
+// TestEscapeThroughHugeValues sends huge strings and arrays into bindings,
+// console and the built-ins.
+func TestEscapeThroughHugeValues(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "a cyclic argument inside an array", code: `const a = [1]; a.push(a); try { await api.echo({a}) } catch (e) { return e.message }`,
+			want: `"Converting circular structure to JSON"`},
+		{name: "a sparse array as an argument", code: `const a = []; a.length = 2 ** 32 - 1; await api.echo({a})`,
+			kind: KindLimit, msg: "too long"},
+		{name: "a string built by doubling, to a binding", limits: Limits{Timeout: 2 * time.Second},
+			code: `let s = "x"; for (let i = 0; i < 23; i++) s += s; await api.echo({s})`,
+			kind: KindException, msg: "RangeError: api.echo: the arguments are"},
+		{name: "a string built by doubling, split", limits: escapeSmall,
+			code: `let s = "x"; for (let i = 0; i < 20; i++) s += s; s.split("")`,
+			kind: KindLimit, msg: "String.prototype.split"},
+		{name: "split with a limit", limits: escapeSmall,
+			code: `let s = "ab"; for (let i = 0; i < 20; i++) s += s; return [s.split("", 3), s.split("b", 2 ** 32 + 2).length, "a,b,c".split(",", -1)]`,
+			want: `[["a","b","a"],2,["a","b","c"]]`},
+		{name: "keys of a huge string", limits: escapeSmall, code: `let s = "x"; for (let i = 0; i < 17; i++) s += s; Object.keys(s)`,
+			kind: KindLimit, msg: "Object.keys"},
+		{name: "descriptors of a huge String object", limits: escapeSmall,
+			code: `let s = "x"; for (let i = 0; i < 17; i++) s += s; Object.getOwnPropertyDescriptors(new String(s))`,
+			kind: KindLimit, msg: "Object.getOwnPropertyDescriptors"},
+		{name: "assign from a huge typed array", limits: escapeSmall, code: `Object.assign({}, new Uint8Array(1 << 17))`,
+			kind: KindLimit, msg: "Object.assign"},
+		{name: "Reflect.ownKeys of a typed array whose length lies", limits: escapeSmall, code: `
+const a = new Uint8Array(1 << 17); Object.defineProperty(Object.getPrototypeOf(Uint8Array.prototype), "length", {get: () => 0});
+Reflect.ownKeys(a)`,
+			kind: KindLimit, msg: "Reflect.ownKeys"},
+		{name: "a global match on a huge string", code: `let s = "x"; for (let i = 0; i < 24; i++) s += s; s.match(/x/g)`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "a global replace on a huge string", code: `let s = "x"; for (let i = 0; i < 24; i++) s += s; s.replace(/x/g, "yy")`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "spreading a huge array into a call", code: `const a = []; a.length = 1 << 20; Math.max(...a)`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "spreading a huge string", code: `let s = "x"; for (let i = 0; i < 24; i++) s += s; [...s]`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "a typed array joined with a huge separator", limits: escapeSmall, code: `new Uint8Array(1 << 15).join("x".repeat(1 << 10))`,
+			kind: KindLimit, msg: "TypedArray.prototype.join"},
+		{name: "toLocaleString of huge strings", limits: escapeSmall, code: `new Array(1 << 12).fill("x".repeat(1 << 10)).toLocaleString()`,
+			kind: KindLimit, msg: "Array.prototype.toLocaleString"},
+		{name: "String.raw of a huge length", code: `String.raw({raw: {length: 2 ** 40}})`,
+			kind: KindLimit, msg: "String.raw"},
+		{name: "String.raw still works", code: "return [String.raw`a\\n${1}b${2}`, String.raw({raw: [\"x\", \"y\"]}, 1, 2, 3), String.raw({raw: {length: 0}})]",
+			want: `["a\\n1b2","x1y",""]`},
+		{name: "concat of a spreadable array-like", code: `[].concat({length: 2 ** 32 - 1, [Symbol.isConcatSpreadable]: true})`,
+			kind: KindLimit, msg: "Array.prototype.concat"},
+		{name: "concat still works", code: `
+const o = {a: 1}; const s = {length: 2, 0: "x", 1: "y", [Symbol.isConcatSpreadable]: true};
+const r = [1].concat(o, [2, [3]], s, "z"); class A extends Array {}
+return [r, r[1] === o, Array.prototype.concat.call(o, 1)[0] === o, A.from([1]).concat([2]) instanceof A]`,
+			want: `[[1,{"a":1},2,[3],"x","y","z"],true,true,true]`},
+		{name: "flat multiplies lengths", limits: escapeSmall, code: `const a = new Array(1 << 15).fill(0); new Array(4).fill(a).flat()`,
+			kind: KindLimit, msg: "Array.prototype.flat"},
+		{name: "flat of a sparse inner array", code: `const a = []; a.length = 2 ** 32 - 1; [a].flat()`,
+			kind: KindLimit, msg: "Array.prototype.flat"},
+		{name: "flat of deep nesting", code: `let a = []; for (let i = 0; i < 10000; i++) a = [a]; a.flat(Infinity)`,
+			kind: KindLimit, msg: "nest more than"},
+		{name: "flatMap results multiply", limits: escapeSmall, code: `const a = new Array(1 << 15).fill(0); [1, 2, 3].flatMap(() => a)`,
+			kind: KindLimit, msg: "Array.prototype.flatMap"},
+		{name: "flat and flatMap still work", code: `
+class A extends Array {}
+return [[1, [2, [3, [4]]]].flat(), [1, [2, [3, [4]]]].flat(Infinity), [, 1, [, 2]].flat(), A.from([[1]]).flat() instanceof A,
+	[1, 2].flatMap((x, i, arr) => [x, i, arr.length]), [[1]].flatMap(x => x), Array.prototype.flat.call({length: 2, 0: [1], 1: 2})]`,
+			want: `[[1,2,[3,[4]]],[1,2,3,4],[1,2],true,[1,0,2,2,1,2],[1],[1,2]]`},
+		{name: "join of a cyclic array", code: `const a = [1]; a.push(a, 2); const b = [a]; a.push(b); return [String(a), a.join("-"), a.toLocaleString(), ` + "`${b}`" + `]`,
+			want: `["1,,2,","1--2-","1,,2,","1,,2,"]`},
+		{name: "join of deep nesting", code: `let a = []; for (let i = 0; i < 10000; i++) a = [a]; String(a)`,
+			kind: KindLimit, msg: "nest more than"},
+		{name: "replacements that grow quadratically", limits: escapeSmall, code: `let s = "x"; for (let i = 0; i < 12; i++) s += s; s.replace(/(?:)/g, "$` + "`" + `")`,
+			kind: KindLimit, msg: "String.prototype.replace"},
+		{name: "replacements with a global flag from a getter", code: `
+const re = /(?:)/; Object.defineProperty(re, "flags", {get: () => "g"});
+"abc".replace(re, "y")`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "replacements called directly", limits: escapeSmall, code: `
+let s = "x"; for (let i = 0; i < 12; i++) s += s;
+RegExp.prototype[Symbol.replace].call(/(?:)/g, s, "$'")`,
+			kind: KindLimit, msg: "RegExp.prototype[Symbol.replace]"},
+		{name: "a slow replacer callback is not a slow match", limits: escapeRoomy, code: `
+return "ab".replace(/b/g, () => { const t = Date.now(); while (Date.now() - t < 1100) {} return "c" })`,
+			want: `"ac"`},
+		{name: "replacements still work", code: `
+return ["ab ".repeat(3).replace(/\w+/g, "<$&>"), "2024-05-06".replace(/(\d+)-(\d+)-(\d+)/, "$3/$2/$1"),
+	"abc".replace(/(?<x>b)/, "[$<x>|$` + "`" + `|$'|$$|$0|$9|$<y>]"), "abc".replace("b", "[$&$` + "`" + `$']"), "aaa".replaceAll("a", "$&$&"),
+	"abcdefghijk".replace(/(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)/, "$11$10$1$01$12"), "x".replace(/x/, "$<y>"), "é€x".replace(/x/, "[$` + "`" + `]"),
+	"abc".replace(/b/, () => "$&"), "abc".replace({[Symbol.replace]: (s, r) => typeof r}, "$&")]`,
+			want: `["<ab> <ab> <ab> ","06/05/2024","a[b|a|c|$|$0|$9|]c","a[bac]c","aaaaaa","kjaaa2","$<y>","é€[é€]","a$&c","function"]`},
+	})
+}
+
+// TestEscapeThroughPromiseStorms floods the event loop.
+func TestEscapeThroughPromiseStorms(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "millions of pending promises", code: `const ps = []; for (;;) ps.push(new Promise(() => {}))`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "millions of pending promises, awaited", code: `await Promise.all(Array.from({length: 3e6}, () => new Promise(() => {})))`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "a long then chain", code: `let p = Promise.resolve(0); for (let i = 0; i < 3e6; i++) p = p.then(x => x + 1); return await p`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "recursive microtasks", code: `const f = () => Promise.resolve().then(f); f(); await new Promise(() => {})`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "recursive async functions", code: `const f = async () => { await null; return f() }; await f()`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "a race that never settles", limits: escapeRoomy, code: `await Promise.race(Array.from({length: 10000}, () => new Promise(() => {})))`,
+			kind: KindException, msg: "nothing will ever settle"},
+		{name: "binding calls inside microtasks", limits: Limits{Timeout: time.Second, MaxToolCalls: 20},
+			code: `const f = () => api.echo({}).then(f); await f()`,
+			kind: KindLimit, msg: "max_tool_calls"},
+		{name: "a rejection storm", code: `for (;;) Promise.reject(new Error("x")).catch(() => {})`,
+			kind: KindTimeout, msg: "timeout"},
+	})
+}
+
+// TestEscapeThroughDeepRecursion recurses through places the call stack
+// limit must still see.
+func TestEscapeThroughDeepRecursion(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "a getter", limits: escapeRoomy, code: `const o = {get x() { return this.x }}; o.x`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
+		{name: "a Proxy get trap", limits: escapeRoomy, code: `const p = new Proxy({}, {get(t, k, r) { return r[k] }}); p.x`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
+		{name: "a Proxy has trap", limits: escapeRoomy, code: `const p = new Proxy({}, {has(t, k) { return k in p }}); "x" in p`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
+		{name: "toString", limits: escapeRoomy, code: `const o = {toString() { return String(o) }}; String(o)`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
+		{name: "valueOf", limits: escapeRoomy, code: `const o = {valueOf() { return +o }}; +o`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
+		{name: "Symbol.toPrimitive", limits: escapeRoomy, code: `const o = {[Symbol.toPrimitive]() { return o + 1 }}; o + 1`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
+		{name: "toJSON", limits: escapeRoomy, code: `const o = {toJSON() { return JSON.stringify(o) }}; JSON.stringify(o)`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
+		{name: "a replacer", limits: escapeRoomy, code: `const f = (k, v) => JSON.stringify({}, f); JSON.stringify({}, f)`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
+		{name: "an array element's toString inside join", limits: escapeRoomy, code: `const o = {toString() { return [o].join() }}; String(o)`,
+			kind: KindLimit, msg: "nest more than"},
+		{name: "a getter inside console.log", limits: escapeRoomy, code: `const o = {get a() { console.log(o); return 1 }}; console.log(o)`,
+			kind: KindStack, msg: "deeper than", orKind: KindTimeout},
+		{name: "a thenable inside a thenable", code: `const t = {then(r) { r(t) }}; await t`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "a chain of a hundred thousand proxies", code: `let p = {x: 1}; for (let i = 0; i < 100000; i++) p = new Proxy(p, {}); return p.x`,
+			kind: KindTimeout, msg: "timeout", orWant: `1`},
+		{name: "a binding inside a getter inside a binding's arguments", code: `
+const a = {get x() { return api.echo({}) }}; const r = await api.echo(a); return r.args`,
+			want: `{"x":{}}`},
+	})
+}
+
+// TestGuardsReadEachInputOnce passes guarded built-ins inputs that answer
+// the check one thing and the built-in another (a valueOf, a length
+// getter, a Proxy). Before the guards pinned what they checked, each of
+// these was a fatal Go out-of-memory error or a native loop over 2**32
+// indexes.
+func TestGuardsReadEachInputOnce(t *testing.T) {
+	lying := func(escapeSmall, big string) string {
+		return `let c = 0; const o = {get length() { return c++ ? ` + big + ` : ` + escapeSmall + ` }, 0: 1};`
+	}
+	runEscapes(t, []escapeCase{
+		{name: "repeat count", code: `let c = 0; return "x".repeat({valueOf() { return c++ ? 2 ** 40 : 1 }})`, want: `"x"`},
+		{name: "padEnd length", code: `let c = 0; return "x".padEnd({valueOf() { return c++ ? 2 ** 40 : 2 }}, "y")`, want: `"xy"`},
+		{name: "ArrayBuffer length", code: `let c = 0; return new ArrayBuffer({valueOf() { return c++ ? 2 ** 40 : 1 }}).byteLength`, want: `1`},
+		{name: "ArrayBuffer maxByteLength", code: `
+let c = 0; const b = new ArrayBuffer(1, {get maxByteLength() { return c++ ? 2 ** 40 : 8 }});
+return [b.byteLength, c]`,
+			want: `[1,1]`},
+		{name: "apply's argument list", code: lying("0", "2 ** 32 - 1") + `return Math.max.apply(null, o)`, want: `null`},
+		{name: "Reflect.apply's argument list", code: lying("1", "2 ** 32 - 1") + `return Reflect.apply(Math.max, null, o)`, want: `1`},
+		{name: "Reflect.construct's argument list", code: lying("1", "2 ** 32 - 1") + `return Reflect.construct(Array, o).length`, want: `1`},
+		{name: "fill on an array-like", code: lying("2", "2 ** 32 - 1") + `const r = Array.prototype.fill.call(o, 7); return [r === o, o[1], c]`,
+			want: `[true,7,1]`},
+		{name: "includes on a Proxy of an array", code: `
+const p = () => { let c = 0; return new Proxy([1, 2, 3], {get(t, k) { return k === "length" ? (c++ ? 2 ** 32 - 1 : 3) : t[k] }}) };
+return [Array.prototype.includes.call(p(), 3), Array.prototype.indexOf.call(p(), 9), [...Array.prototype.values.call(p())]]`,
+			want: `[true,-1,[1,2,3]]`},
+		{name: "a typed array from an array-like", code: lying("1", "2 ** 40") + `return Array.from(new Uint8Array(o))`, want: `[1]`},
+		{name: "TypedArray.from an array-like", code: lying("1", "2 ** 40") + `return Array.from(Uint8Array.from(o))`, want: `[1]`},
+		{name: "Array.from into a plain constructor", code: lying("1", "2 ** 32 - 1") + `return Array.from.call(function () { return {} }, o).length`,
+			want: `1`},
+		{name: "an iterator that turns into an array-like", code: `
+const o = () => { let c = 0; return {length: 2 ** 32 - 1, get [Symbol.iterator]() { return c++ ? undefined : function* () { yield 1 } }} };
+return [Array.from.call(function () { return {} }, o()).length, Array.from(new Uint8Array(o()))]`,
+			want: `[1,[1]]`},
+		{name: "concat with a spreadable flag that changes", code: `
+let c = 0; const o = {length: 2 ** 32 - 1, get [Symbol.isConcatSpreadable]() { return c++ > 0 }};
+return [].concat(o)[0] === o`,
+			want: `true`},
+		{name: "Function source from a toString", code: `
+new Function({toString() { return "return " + "(".repeat(100000) + "1" + ")".repeat(100000) }})`,
+			kind: KindLimit, msg: "source code"},
+		{name: "Function source that is a escapeSmall toString", code: `return new Function("a", {toString() { return "return a + 1" }})(1)`,
+			want: `2`},
+		{name: "a replaceAll pattern whose replace method disappears", limits: escapeSmall, code: `
+let s = "x"; for (let i = 0; i < 12; i++) s += s;
+let c = 0; const p = {get [Symbol.replace]() { return c++ ? undefined : (s, r) => s }, toString: () => ""};
+s.replaceAll(p, "y".repeat(1 << 10)); s.replaceAll(p, "y".repeat(1 << 10))`,
+			kind: KindLimit, msg: "String.prototype.replaceAll"},
+	})
+}
+
+// TestFrozenGlobalObject froze the global object before the lazily
+// guarded typed arrays were first used: their accessors then called
+// themselves until the Go stack overflowed, a fatal error.
+func TestFrozenGlobalObject(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "freeze", code: `Object.freeze(globalThis); return [typeof Uint8Array, new Uint8Array(2).length, new ArrayBuffer(3).byteLength]`,
+			want: `["function",2,3]`},
+		{name: "seal", code: `Object.seal(globalThis); Float64Array = null; return [typeof Float64Array, new Int8Array(1).length]`,
+			want: `["object",1]`},
+		{name: "an accessor taken before first use", code: `
+const d = Object.getOwnPropertyDescriptor(globalThis, "Uint16Array"); Object.freeze(globalThis);
+d.set.call(globalThis, 5); return [d.get.call(null), typeof Uint16Array]`,
+			want: `[5,"number"]`},
+		{name: "still guarded", code: `Object.freeze(globalThis); new Uint8Array(2 ** 40)`, kind: KindLimit, msg: "Uint8Array"},
+	})
+}
+
+// TestNoBigInt: goja's BigInt operators allocate without bound inside the
+// interpreter (`1n << (1n << 40n)` asked Go for 128 GiB and the process
+// died), so BigInt is not part of the sandbox.
+func TestNoBigInt(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "no BigInt globals", code: `
+return [typeof BigInt, typeof BigInt64Array, typeof BigUint64Array, typeof DataView.prototype.getBigInt64,
+	typeof DataView.prototype.setBigUint64, typeof new DataView(new ArrayBuffer(8)).getBigInt64]`,
+			want: `["undefined","undefined","undefined","undefined","undefined","undefined"]`},
+		{name: "DataView's BigInt accessors taken before a buffer exists", code: `
+const DV = DataView, get = DataView.prototype.getBigInt64; globalThis.DataView = {prototype: {}};
+return typeof get`,
+			want: `"undefined"`},
+		{name: "eval", code: `eval("1n << (1n << 40n)")`, kind: KindLimit, msg: "BigInt"},
+		{name: "indirect eval in a nested function", code: `(0, eval)("(() => { const f = (x = 2n) => x ** (2n ** 40n); return f() })()")`,
+			kind: KindLimit, msg: "BigInt"},
+		{name: "Function", code: `Function("return 1n << (1n << 40n)")()`, kind: KindLimit, msg: "BigInt"},
+		{name: "a Function parameter", code: `Function("a = 2n", "return a ** (2n ** 40n)")()`, kind: KindLimit, msg: "BigInt"},
+		{name: "an async function's source", code: `await (async () => {}).constructor("return 1n << (1n << 40n)")()`, kind: KindLimit, msg: "BigInt"},
+		{name: "a generator's source", code: `(function* () {}).constructor("yield 1n << (1n << 40n)")().next()`, kind: KindLimit, msg: "BigInt"},
+		{name: "look-alikes are not BigInt", code: "return eval('const n = 1; const s = \"1n\"; /2n/.test(\"2n\") && s + `3n` + 0x1F + n // 4n')",
+			want: `"1n3n311"`},
+	})
+	for _, code := range []string{`return typeof 1n`, `return 1n << (1n << 40n)`, `const x: bigint = 2n; return x ** (2n ** 40n)`} {
+		wantError(t, run(t, Limits{}, code), KindLimit, "BigInt")
+	}
+	healthy(t)
+}
+
+// TestObjectSpread: goja copies the properties of an object spread or
+// rest in one native step that no interrupt reaches (`{...s}` of a string
+// of 4Mi characters makes as many properties), so the model's code that
+// holds them is lowered by esbuild to loops of script, and eval and
+// Function refuse them.
+func TestObjectSpread(t *testing.T) {
+	runEscapes(t, []escapeCase{
+		{name: "spreading a huge string into an object", code: `const s = "x".repeat(1 << 22); return Object.keys({...s}).length`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "the rest of a huge string", code: `const s = "x".repeat(1 << 22); const {...r} = s; return 1`,
+			kind: KindTimeout, msg: "timeout"},
+		{name: "spread still works", code: `
+const a = {x: 1, y: {z: 2}, [Symbol("s")]: 5}; const {x, ...rest} = a;
+return [{...a, x: 3}, rest, {..."ab"}, {...null}, {...[1, 2]}, Object.getOwnPropertySymbols({...a}).length, x]`,
+			want: `[{"x":3,"y":{"z":2}},{"y":{"z":2}},{"0":"a","1":"b"},{},{"0":1,"1":2},1,1]`},
+		{name: "eval", code: `eval("({...{a: 1}})")`, kind: KindLimit, msg: "object spread"},
+		{name: "Function", code: `Function("s", "const {...r} = s; return r")("x")`, kind: KindLimit, msg: "object spread"},
+		{name: "array spread in eval is fine", code: `return eval("[...[1, 2], ...'ab']")`, want: `[1,2,"a","b"]`},
+		{name: "Object.assign of a huge string", limits: escapeSmall, code: `Object.assign({}, "x".repeat(1 << 13))`,
+			kind: KindLimit, msg: "Object.assign"},
+	})
+	// Interrupted in script, not abandoned inside a built-in.
+	res := run(t, escapeQuick, `const s = "x".repeat(1 << 22); return {...s}`)
+	wantError(t, res, KindTimeout)
+	if strings.Contains(res.Err.Message, "stuck") {
+		t.Errorf("the spread was not interrupted: %s", res.Err.Message)
+	}
+	// Positions in the lowered code still point into the model's code.
+	res = run(t, Limits{}, "const o = {...{a: 1}};\n\nthrow new Error('line 3')")
+	wantError(t, res, KindException, "line 3")
+	if !strings.Contains(res.Err.Stack, "line 3") {
+		t.Errorf("stack %q, want line 3", res.Err.Stack)
+	}
+	healthy(t)
+}
+
+// TestNoGoValues collects everything the code can reach through the
+// sandbox's own objects, the values they return and the errors they
+// throw, and looks at each from Go: none may be a Go value in disguise.
+func TestNoGoValues(t *testing.T) {
+	code := `
+const seen = [];
+const keep = (...vs) => { for (const v of vs) seen.push(v) };
+const tryKeep = (f) => { try { keep(f()) } catch (e) { keep(e) } };
+keep(api, api.echo, api.fail, api.toString, later, console, console.log, setTimeout, clearTimeout, globalThis,
+	Array, Function, eval, RegExp, ArrayBuffer, Uint8Array, (async () => {}).constructor, (function* () {}).constructor,
+	Object.getOwnPropertyDescriptor(globalThis, "Int16Array"));
+for (const o of [api, api.echo, console, console.log, setTimeout])
+	keep(Object.getOwnPropertyDescriptors(o), Object.getPrototypeOf(o), o.constructor);
+const p = api.echo({n: 1}); keep(p, p.then(() => {}), p.finally(() => {}), await p);
+try { await api.fail({}) } catch (e) { keep(e, Object.getOwnPropertyDescriptors(e)) }
+try { await later.anything({}) } catch (e) { keep(e) }
+keep(setTimeout(() => {}, 1), later.anything);
+tryKeep(() => String.prototype.repeat.call(null));
+tryKeep(() => JSON.stringify((() => { const o = {}; o.o = o; return o })()));
+tryKeep(() => { const {proxy, revoke} = Proxy.revocable({}, {}); revoke(); console.log(proxy) });
+Array.prototype.map.call({length: 2, 0: 1}, (v, i, arr) => keep(arr));
+"abc".replace({[Symbol.replace]: (s, r) => keep(r)}, "$&");
+keep(Array.from({length: 2}), Array.from({[Symbol.iterator]: function* () { yield 1 }}), [1, [2]].flat(), [1].concat({}),
+	new Uint8Array({length: 2}), String.raw({raw: ["a"]}), "a,b".split(","), Object.keys("ab"));
+globalThis.seen = seen;
+return seen.length`
+	b := &echoBackend{}
+	down := Binding{Name: "later", Unavailable: "down", Call: func(context.Context, string, []byte) ([]byte, error) {
+		return nil, &ToolError{Message: "down"}
+	}}
+	s, err := prepare(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Limits{Timeout: 5 * time.Second}.withDefaults()
+	ctx, cancel := context.WithTimeout(context.Background(), l.Timeout)
+	defer cancel()
+	ex := newExecution(ctx, l, s, []Binding{b.binding("api"), down})
+	res := ex.run()
+	if res.Err != nil {
+		t.Fatalf("%v\n%v", res.Err, res.Logs)
+	}
+	noInternals(t, res)
+	ex.vm.ClearInterrupt()
+	walkForGo(t, ex.vm, ex.vm.GlobalObject())
+	if !isGoType(reflect.TypeOf(ex)) || !isGoType(reflect.TypeOf(ctx)) || isGoType(reflect.TypeOf(map[string]any{})) || isGoType(reflect.TypeOf(&goja.Promise{})) {
+		t.Error("isGoType does not tell Go values from goja's")
+	}
+}
+
+// walkForGo walks the objects reachable from root (own properties, their
+// getters' values, prototypes) and fails on any whose exported type is a
+// Go type of this program: a Go struct, a context, a channel.
+func walkForGo(t *testing.T, vm *goja.Runtime, root *goja.Object) {
+	t.Helper()
+	seen := map[*goja.Object]bool{}
+	queue := []*goja.Object{root}
+	visit := func(v goja.Value) {
+		if o, ok := v.(*goja.Object); ok && !seen[o] {
+			seen[o] = true
+			queue = append(queue, o)
+		}
+	}
+	get := func(f func() goja.Value) (v goja.Value) {
+		defer func() { _ = recover() }() // a getter that throws
+		return f()
+	}
+	for len(queue) > 0 && len(seen) < 50000 {
+		o := queue[0]
+		queue = queue[1:]
+		if typ := o.ExportType(); isGoType(typ) {
+			t.Errorf("a Go value is reachable: %v (%s)", typ, o.ClassName())
+		}
+		if p := o.Prototype(); p != nil {
+			visit(p)
+		}
+		for _, k := range get(func() goja.Value { return vm.ToValue(o.GetOwnPropertyNames()) }).Export().([]string) {
+			visit(get(func() goja.Value { return o.Get(k) }))
+		}
+		for _, s := range o.Symbols() {
+			visit(get(func() goja.Value { return o.GetSymbol(s) }))
+		}
+	}
+	if len(seen) < 100 {
+		t.Errorf("walked only %d objects", len(seen))
+	}
+}
+
+// isGoType reports whether an exported type comes from Go code other than
+// goja's own value types and the standard types they export as.
+func isGoType(typ reflect.Type) bool {
+	for typ != nil && (typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map) {
+		if typ.Kind() == reflect.Map {
+			typ = typ.Elem()
+			continue
+		}
+		typ = typ.Elem()
+	}
+	if typ == nil {
+		return false
+	}
+	switch typ.PkgPath() {
+	case "", "github.com/dop251/goja", "time":
+		return typ.Kind() == reflect.Chan || typ.Kind() == reflect.Interface && typ.Name() == "Context"
+	}
+	return true
+}
