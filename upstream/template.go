@@ -103,13 +103,16 @@ func (t Template) ExpandPath(args map[string]any, repl Replacer) (string, error)
 // parts as configured, placeholders unresolved, so that a secret in a path
 // template never reaches a message or a log.
 func (t Template) expand(args map[string]any, repl Replacer) (path, label string, err error) {
-	var b, l strings.Builder
+	var b, l, plain strings.Builder
 	for _, p := range t.parts {
 		if !p.slot {
-			b.WriteString(expandLiteral(p, repl))
+			lit := expandLiteral(p, repl)
+			b.WriteString(lit)
+			plain.WriteString(lit)
 			l.WriteString(p.text)
 			continue
 		}
+		plain.WriteString("x")
 		v, ok := args[p.text]
 		if !ok || v == nil {
 			return "", "", fmt.Errorf("argument %q is required in the path", p.text)
@@ -128,19 +131,63 @@ func (t Template) expand(args map[string]any, repl Replacer) (path, label string
 		b.WriteString(esc)
 		l.WriteString(esc)
 	}
+	// Each value is checked alone above, but with the text beside it a
+	// value can still make a dot segment once the path is decoded: "x/" in
+	// "/files/{name}." gives "/files/x%2F.", read as "/files/x/." by a
+	// server that decodes %2F; "2e" in "/raw/%{code}" gives "%2e".
+	if len(t.slots) > 0 && dotSegments(decodeEscapes(b.String())) > dotSegments(decodeEscapes(plain.String())) {
+		return "", "", fmt.Errorf("the arguments make a . or .. segment in the path %s once it is decoded", l.String())
+	}
 	return b.String(), l.String(), nil
 }
 
 // dotSegment reports whether s is, or has a segment that is, "." or "..".
 // The value is escaped as one segment, but many servers decode %2F before
 // resolving the path, so a ".." inside is refused too.
-func dotSegment(s string) bool {
+func dotSegment(s string) bool { return dotSegments(s) > 0 }
+
+// dotSegments counts the "." and ".." segments of s, split at / and at \,
+// which some servers take as a separator too.
+func dotSegments(s string) int {
+	n := 0
 	for _, seg := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if seg == "." || seg == ".." {
-			return true
+			n++
 		}
 	}
-	return s == "." || s == ".."
+	return n
+}
+
+// decodeEscapes decodes the %XX escapes of s once and keeps any other %,
+// as a lenient server reads a path.
+func decodeEscapes(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			out = append(out, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }
 
 func expandLiteral(p templatePart, repl Replacer) string {

@@ -99,6 +99,35 @@ func TestExpandPath(t *testing.T) {
 	}
 }
 
+// TestExpandPathWithTheTextBeside: a value that is harmless alone can make
+// a dot segment with the template's own text once a server decodes the
+// path; the template's own dot segments are left alone.
+func TestExpandPathWithTheTextBeside(t *testing.T) {
+	for _, tt := range []struct {
+		tmpl, value, want string
+	}{
+		{"/files/{name}./meta", "x/", ""},
+		{"/x/..{name}", "/", ""},
+		{"/raw/%{code}", "2e", ""},
+		{"/raw/%{code}", "41", "/raw/%41"},
+		{"/archive/{name}.tar", "x", "/archive/x.tar"},
+		{"/v1/../v2/{name}", "x", "/v1/../v2/x"},
+		{"/v1/../v2/{name}.", "x/", ""},
+	} {
+		tpl, err := ParseTemplate(tt.tmpl, func(string) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tpl.ExpandPath(map[string]any{"name": tt.value, "code": tt.value}, nil)
+		switch {
+		case tt.want == "" && (err == nil || !strings.Contains(err.Error(), "segment")):
+			t.Errorf("%s with %q: %q, %v; want a dot segment refused", tt.tmpl, tt.value, got, err)
+		case tt.want != "" && (err != nil || got != tt.want):
+			t.Errorf("%s with %q: %q, %v; want %q", tt.tmpl, tt.value, got, err, tt.want)
+		}
+	}
+}
+
 func TestNewRejects(t *testing.T) {
 	tests := []struct {
 		name    string
