@@ -271,6 +271,14 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(
 			`the "code" argument is required: a string of JavaScript or TypeScript`)}}, nil
 	}
+	for k := range args {
+		if k != "code" {
+			// As the input schema says: a misspelt or invented argument
+			// is not silently dropped.
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(
+				fmt.Sprintf(`unknown argument %q: execute takes only "code"`, k))}}, nil
+		}
+	}
 	bindings := cm.bindings(ctx)
 	res := cm.runner.Run(ctx, code, bindings)
 	cm.observe(res, time.Since(start))

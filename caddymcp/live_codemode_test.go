@@ -195,6 +195,7 @@ return items.map(i => i.id).join(",")`)
 				wantToolError(t, execute(t, c, "const a = 1;\nconst b = ;"), "SyntaxError", "line 2")
 				wantToolError(t, execute(t, c, "while (true) {}"), "TimeoutError")
 				wantToolError(t, callTool(t, c, "execute", map[string]any{}), `"code" argument is required`)
+				wantToolError(t, callTool(t, c, "execute", map[string]any{"code": "return 1", "timeout": 5}), `unknown argument "timeout"`)
 			})
 		})
 	}
