@@ -1,0 +1,374 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Run longer with, for example:
+//
+//	go test ./upstream -run '^$' -fuzz '^FuzzPathTemplate$' -fuzztime 5m
+//	go test ./upstream -run '^$' -fuzz '^FuzzNewRequest$' -fuzztime 5m
+
+// fuzzNonce returns random hex the fuzzer cannot guess, so that finding it
+// where it must not be is never a coincidence of the input.
+func fuzzNonce(t testing.TB) string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// fuzzReplacer stands in for Caddy's replacer and records every text it is
+// asked to resolve: {env.SECRET} becomes the secret, any other {x.y}
+// becomes "R". Argument text must never reach it.
+type fuzzReplacer struct {
+	secret string
+	seen   []string
+}
+
+func (r *fuzzReplacer) ReplaceAll(s, empty string) string {
+	r.seen = append(r.seen, s)
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		if s[i:i+j+1] == "{env.SECRET}" {
+			b.WriteString(r.secret)
+		} else {
+			b.WriteString("R")
+		}
+		s = s[i+j+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// decodeLoosely percent-decodes what decodes and keeps the rest, the way a
+// lenient server reads a path.
+func decodeLoosely(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := hex.DecodeString(s[i+1 : i+3]); err == nil {
+				b.WriteByte(v[0])
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// decodedDotSegments counts the "." and ".." segments of a path after one round
+// of percent-decoding, with both / and \ as separators (some servers take
+// either).
+func decodedDotSegments(path string) int {
+	n := 0
+	for _, seg := range strings.FieldsFunc(decodeLoosely(path), func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == "." || seg == ".." {
+			n++
+		}
+	}
+	return n
+}
+
+// FuzzPathTemplate expands fuzzed path templates with fuzzed values.
+// Invariants: no panic; the values never add a "." or ".." segment (after
+// percent-decoding) or a '?' or '#' beyond what the template's own text
+// has; the replacer never sees argument text.
+func FuzzPathTemplate(f *testing.F) {
+	for _, seed := range []struct{ tmpl, a, b string }{
+		{"/repos/{a}/{b}", "caddyserver", "caddy"},
+		{"/files/{path}", "docs/readme.md", ""},
+		{"/t/{env.TENANT}/files/{a}", "a b", "x"},
+		{"/x/{a}{b}", ".", "."},
+		{"/x/.{a}", ".", ""},
+		{"/x/{a}.", ".", ""},
+		{"/x/{a}/", "..", ""},
+		{"/x/{a}", "%2e%2e", ""},
+		{"/x/{a}", "a/../../etc/passwd", ""},
+		{"/x/{a}", `a\..\b`, ""},
+		{"/x/{a}", "{env.SECRET}", ""},
+		{"/x/{a}", "?q=1#frag", ""},
+		{"/x/{a}", "\r\nX-Injected: 1", ""},
+		{`/x/\{a\}/{b}`, "", "v"},
+		{"/x/{a", "v", ""},
+		{"/x/{}", "v", ""},
+		{"/x/{nope}", "v", ""},
+		{"/{a}{b}{path}", "é", "\x00"},
+		{"/a/{a}/{env.X}/{b}/{http.request.header.X}", "..", "/"},
+		{"", "", ""},
+	} {
+		f.Add(seed.tmpl, seed.a, seed.b)
+	}
+	nonce := fuzzNonce(f)
+	f.Fuzz(func(t *testing.T, tmpl, a, b string) {
+		isArg := func(name string) bool { return name == "a" || name == "b" || name == "path" }
+		tpl, err := ParseTemplate(tmpl, isArg)
+		if err != nil {
+			return
+		}
+		for _, s := range tpl.Slots() {
+			if !isArg(s) || !tpl.HasSlot(s) {
+				t.Fatalf("slot %q is not an argument", s)
+			}
+		}
+		repl := &fuzzReplacer{secret: "S"}
+		args := map[string]any{"a": a, "b": b, "path": a + "/" + b}
+		got, err := tpl.ExpandPath(args, repl)
+		if err != nil {
+			return
+		}
+		// The baseline values are hex digits, so that a '%' in the
+		// template before a slot makes a valid escape with them too.
+		baseline, err := tpl.ExpandPath(map[string]any{"a": "00", "b": "00", "path": "00"}, &fuzzReplacer{secret: "S"})
+		if err != nil {
+			t.Fatalf("%q expands with %q, %q but not with plain values: %v", tmpl, a, b, err)
+		}
+		if n, m := decodedDotSegments(got), decodedDotSegments(baseline); n > m {
+			t.Errorf("template %q with a=%q b=%q expands to %q: %d dot segments, the template alone has %d", tmpl, a, b, got, n, m)
+		}
+		for _, c := range []string{"?", "#"} {
+			if strings.Count(got, c) != strings.Count(baseline, c) {
+				t.Errorf("template %q with a=%q b=%q expands to %q: a value added a %q", tmpl, a, b, got, c)
+			}
+		}
+		for _, in := range repl.seen {
+			if strings.Contains(in, nonce) {
+				t.Fatalf("the replacer saw argument text: %q", in)
+			}
+		}
+
+		// The same values with a placeholder appended: it must stay text.
+		marked := "{n." + nonce + "}"
+		repl = &fuzzReplacer{secret: "S"}
+		got, err = tpl.ExpandPath(map[string]any{"a": a + marked, "b": b + marked, "path": a + marked}, repl)
+		for _, in := range repl.seen {
+			if strings.Contains(in, nonce) {
+				t.Fatalf("template %q: the replacer saw argument text %q", tmpl, in)
+			}
+		}
+		if err == nil && len(tpl.Slots()) > 0 && !strings.Contains(got, nonce) {
+			t.Fatalf("template %q: the argument text is missing from %q", tmpl, got)
+		}
+	})
+}
+
+// FuzzNewRequest builds upstream requests from fuzzed specs and fuzzed
+// argument objects. Invariants: no panic; the request goes to the base
+// URL's scheme, host and path prefix; no header value holds CR, LF or
+// another control character; an argument adds no header field and no query
+// key other than its own; the configured secret appears only where the
+// configuration puts it, never in the call's label; argument text never
+// reaches the replacer.
+func FuzzNewRequest(f *testing.F) {
+	for _, seed := range []struct {
+		method, path, headerName string
+		placement, body          byte
+		args                     string
+	}{
+		{"get", "/repos/{id}", "X-Request-Id", 0, 0, `{"id":"caddy","q":"open","h":"r-1"}`},
+		{"GET", "/items/{id}", "X-Trace", 1, 0, `{"id":42,"q":["a","b"],"t":[1,2.5,true]}`},
+		{"post", "/items", "X-Trace", 3, 0, `{"id":"x","b":{"nested":[1,{"a":null}]},"extra":"e"}`},
+		{"put", "/list/{id}", "X-H", 3, 2, `{"id":"7","b":[1,"two"]}`},
+		{"patch", "/form", "X-H", 3, 1, `{"b":["x","y"],"q":"1 2"}`},
+		{"delete", "/x/{id}", "X-H", 0, 0, `{"id":"..","force":true}`},
+		{"head", "/x/{id}", "X-H", 2, 0, `{"id":"a/../b"}`},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\r\nX-Injected: 1"}`},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\u0000b","q":"a&key=stolen#f"}`},
+		{"GET", "/x/{id}", "Authorization", 2, 0, `{"id":"ok","h":"Bearer mine"}`},
+		{"GET", "/x/{id}", "Host", 2, 0, `{"id":"ok","h":"evil.example"}`},
+		{"GET", "/x/{id}/{env.SECRET}", "X-H", 2, 0, `{"id":"{env.SECRET}","q":"{env.SECRET}","h":"{env.SECRET}"}`},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":1e400}`},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":9007199254740993,"q":-0.0}`},
+		{"POST", "/x", "X-H", 1, 9, `{"b":"v"}`},
+		{"TRACE", "/", "", 0, 0, `{}`},
+		{"GET", "x", "", 0, 0, `null`},
+		{"GET", "/?q", "", 0, 0, `[]`},
+	} {
+		f.Add(seed.method, seed.path, seed.headerName, seed.placement, seed.body, []byte(seed.args))
+	}
+	secret := fuzzNonce(f)
+	nonce := fuzzNonce(f)
+	base, err := url.Parse("https://api.example.com/v2/?fixed=1")
+	if err != nil {
+		f.Fatal(err)
+	}
+	placements := []Placement{"", InQuery, InHeader, InBody, InPath, "cookie"}
+	modes := []BodyMode{"", BodyJSON, BodyForm, BodyArg}
+
+	f.Fuzz(func(t *testing.T, method, path, headerName string, placement, body byte, rawArgs []byte) {
+		spec := Spec{
+			Method: method,
+			Path:   path,
+			Args: []Arg{
+				{Name: "id"},
+				{Name: "q"},
+				{Name: "h", In: InHeader, HeaderName: headerName},
+				{Name: "b", In: placements[int(placement)%len(placements)]},
+				{Name: "t", Type: "array", In: InQuery},
+			},
+			Query:  []Field{{Name: "key", Value: "{env.SECRET}"}, {Name: "v", Value: "1"}},
+			Header: []Field{{Name: "Authorization", Value: "Bearer {env.SECRET}"}, {Name: "X-Fixed", Value: "fixed {http.vars.x}"}},
+		}
+		if i := int(body) % (len(modes) + 1); i < len(modes) {
+			spec.Body = modes[i]
+		} else {
+			spec.Body = "xml"
+		}
+		if spec.Body == BodyArg {
+			spec.BodyArg = "b"
+		}
+		tool, err := New(spec)
+		if err != nil {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(rawArgs))
+		dec.UseNumber()
+		var args map[string]any
+		if dec.Decode(&args) != nil {
+			return
+		}
+		args = tool.ApplyDefaults(args)
+
+		repl := &fuzzReplacer{secret: secret}
+		req, call, err := tool.NewRequest(context.Background(), base, args, repl)
+		if err != nil {
+			if strings.Contains(err.Error(), secret) {
+				t.Fatalf("the error shows the secret: %v", err)
+			}
+			return
+		}
+		checkRequest(t, path, req, call, args, secret)
+
+		// Every string argument with a placeholder appended: it must stay
+		// text, never go through the replacer.
+		repl = &fuzzReplacer{secret: secret}
+		marked := markStrings(args, "{env.SECRET}{n."+nonce+"}").(map[string]any)
+		req, call, err = tool.NewRequest(context.Background(), base, marked, repl)
+		for _, in := range repl.seen {
+			if strings.Contains(in, nonce) {
+				t.Fatalf("the replacer saw argument text %q", in)
+			}
+		}
+		if err == nil {
+			checkRequest(t, path, req, call, marked, secret)
+		}
+	})
+}
+
+// markStrings returns v with suffix appended to every string in it.
+func markStrings(v any, suffix string) any {
+	switch v := v.(type) {
+	case string:
+		return v + suffix
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = markStrings(x, suffix)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = markStrings(x, suffix)
+		}
+		return out
+	}
+	return v
+}
+
+func checkRequest(t *testing.T, tmpl string, req *http.Request, call Call, args map[string]any, secret string) {
+	t.Helper()
+	if req.URL.Scheme != "https" || req.URL.Host != "api.example.com" || req.Host != "api.example.com" {
+		t.Fatalf("the request left the upstream: URL %s, Host %q", req.URL, req.Host)
+	}
+	if !strings.HasPrefix(req.URL.EscapedPath(), "/v2/") || !strings.HasPrefix(req.URL.Path, "/v2/") {
+		t.Fatalf("the request left the base path: %q (%q)", req.URL.EscapedPath(), req.URL.Path)
+	}
+	if req.URL.Fragment != "" || req.URL.RawFragment != "" || req.URL.User != nil || req.URL.Opaque != "" {
+		t.Fatalf("unexpected URL parts: %#v", req.URL)
+	}
+	allowedHeaders := map[string]bool{"Authorization": true, "X-Fixed": true, "User-Agent": true, "Content-Type": true}
+	for name, values := range req.Header {
+		if !httpguts.ValidHeaderFieldName(name) {
+			t.Fatalf("invalid header field name %q", name)
+		}
+		argHeader := !allowedHeaders[name]
+		for _, v := range values {
+			if strings.ContainsAny(v, "\r\n") || !httpguts.ValidHeaderFieldValue(v) {
+				t.Fatalf("header %s has a value with control characters: %q", name, v)
+			}
+			if name != "Authorization" && strings.Contains(v, secret) {
+				t.Fatalf("header %s shows the secret: %q", name, v)
+			}
+		}
+		if argHeader && len(values) != 1 {
+			t.Fatalf("argument header %s has %d values", name, len(values))
+		}
+	}
+	if got := req.Header.Values("Authorization"); len(got) != 1 || got[0] != "Bearer "+secret {
+		t.Fatalf("the configured Authorization was replaced: %q", got)
+	}
+	query, err := url.ParseQuery(req.URL.RawQuery)
+	if err != nil {
+		t.Fatalf("the query %q does not parse: %v", req.URL.RawQuery, err)
+	}
+	for key, values := range query {
+		_, isArg := args[key]
+		if key != "fixed" && key != "key" && key != "v" && !isArg {
+			t.Fatalf("query key %q comes from no argument: %q", key, req.URL.RawQuery)
+		}
+		for _, v := range values {
+			if key != "key" && strings.Contains(v, secret) {
+				t.Fatalf("query %s shows the secret", key)
+			}
+		}
+	}
+	if got := query["key"]; len(got) < 1 || got[0] != secret {
+		t.Fatalf("the configured query value was replaced: %q", got)
+	}
+	for _, s := range []string{call.Label, call.Path} {
+		if strings.Contains(s, secret) {
+			t.Fatalf("the label shows the secret: %q", s)
+		}
+	}
+	// A path template may put the secret in the path itself (config text
+	// says so); an argument never does.
+	if !strings.Contains(tmpl, "{env.SECRET}") {
+		for _, s := range []string{req.URL.Path, req.URL.EscapedPath()} {
+			if strings.Contains(s, secret) {
+				t.Fatalf("the path shows the secret: %q", s)
+			}
+		}
+	}
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(secret)) {
+			t.Fatalf("the body shows the secret: %q", b)
+		}
+	}
+}
