@@ -199,9 +199,18 @@ func rawPost(t *testing.T, path string, body []byte, header map[string]string) (
 	return do(t, req)
 }
 
+// rawClient opens a connection per request: tests reload Caddy between
+// requests, and an idle connection kept from the previous config may be
+// closed by its server just as the next POST is written on it, which Go
+// does not retry.
+var rawClient = &http.Client{
+	Timeout:   15 * time.Second,
+	Transport: &http.Transport{DisableKeepAlives: true},
+}
+
 func do(t *testing.T, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
+	resp, err := rawClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
