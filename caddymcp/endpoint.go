@@ -51,6 +51,7 @@ type Endpoint struct {
 	fast        fastCall
 	fastAnswers int64 // tools/calls the fast path answered (atomic; for tests)
 	serverInfo  mcp.Implementation
+	metaJSON    []byte // the _meta of 2026-07-28 answers, see answerMeta
 	logger      *zap.Logger
 	metrics     *metrics
 	handlerTag  string
@@ -58,6 +59,7 @@ type Endpoint struct {
 
 // provisionEndpoint checks the settings and mounts srv behind them.
 func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, tag string, logger *zap.Logger, m *metrics) error {
+	e.metaJSON = serverMeta(e.serverInfo)
 	if e.MaxRequestSize == 0 {
 		e.MaxRequestSize = defaultMaxRequestSize
 	}

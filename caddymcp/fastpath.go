@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -49,7 +50,7 @@ func (e *Endpoint) serveFast(w http.ResponseWriter, r *http.Request, info *rpcIn
 	if modern {
 		if header != version || !mcp.IsModernProtocol(version) || !e.transport.SupportsProtocolVersion(version) ||
 			len(info.Params.Meta.Capabilities) == 0 || r.Header.Get(mcp.HeaderLastEventID) != "" ||
-			mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, info.RawParams) != nil {
+			!standardHeadersMatch(r, version, info) {
 			return false
 		}
 	} else if header != "" && (!mcp.IsValidProtocolVersion(header) || mcp.IsModernProtocol(header)) {
@@ -66,20 +67,72 @@ func (e *Endpoint) serveFast(w http.ResponseWriter, r *http.Request, info *rpcIn
 		body, err = json.Marshal(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: info.id(),
 			Error: mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("panic recovered in %s tool handler", info.Params.Name)}})
 	} else {
+		var meta []byte
 		if modern {
 			res.SetResultType(mcp.ResultTypeComplete)
-			res.EnsureResultMeta().SetServerInfo(e.serverInfo)
+			meta = e.answerMeta()
 		}
-		body, err = json.Marshal(mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: info.id(), Result: res})
+		buf := answerBuffers.Get().(*[]byte)
+		defer func() {
+			if cap(body) <= 64<<10 {
+				*buf = body[:0]
+				answerBuffers.Put(buf)
+			}
+		}()
+		var ok bool
+		if body, ok = appendAnswer((*buf)[:0], info.RawID, res, meta); !ok {
+			if modern {
+				res.EnsureResultMeta().SetServerInfo(e.serverInfo)
+			}
+			body, err = json.Marshal(mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: info.id(), Result: res})
+		}
 	}
 	if err != nil {
 		return false
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(append(body, '\n'))
+	body = append(body, '\n')
+	_, _ = w.Write(body)
 	atomic.AddInt64(&e.fastAnswers, 1)
 	return true
+}
+
+// jsonContentType is shared by every answer; nothing appends to it.
+var jsonContentType = []string{"application/json"}
+
+// answerBuffers hold answers while they are written. A buffer that grew
+// past 64 KiB for one large answer is not kept.
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// answerMeta is the _meta of every 2026-07-28 answer, marshalled at
+// provision.
+func (e *Endpoint) answerMeta() []byte {
+	if e.metaJSON == nil { // an endpoint made without provisionEndpoint
+		return serverMeta(e.serverInfo)
+	}
+	return e.metaJSON
+}
+
+func serverMeta(info mcp.Implementation) []byte {
+	m := &mcp.Meta{}
+	m.SetServerInfo(info)
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// standardHeadersMatch reports whether a 2026-07-28 request's Mcp-Method
+// and Mcp-Name headers match its body, as mcp.ValidateStandardHeaders
+// does; the usual plain name is compared with the name already decoded
+// instead of parsing the params a third time.
+func standardHeadersMatch(r *http.Request, version string, info *rpcInfo) bool {
+	name := r.Header.Get(mcp.HeaderName)
+	if r.Header.Get(mcp.HeaderMethod) == string(mcp.MethodToolsCall) && name != "" && name == info.Params.Name {
+		if decoded, ok := mcp.DecodeHeaderValue(name); ok && decoded == name {
+			return true
+		}
+	}
+	return mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, info.RawParams) == nil
 }
 
 // runFast runs the tool, turning a panic into a nil result.
