@@ -180,21 +180,37 @@ func fixedRun(s *settings, r *report, m *Measurement, launch launcher, path stri
 	return fixedRunOn(s, r, m.Config, m.Protocol, ss, rate)
 }
 
-// fixedRunOn runs the fixed-rate load and records p50 and p99 on the
-// configuration's measurement at the first concurrency level.
+// fixedRunOn runs the fixed-rate load in rounds and records the median
+// round's p50 and p99 on the configuration's measurement at the first
+// concurrency level. A configuration that cannot keep up with the rate
+// (slower than it at c=16) only queues requests: one round shows that.
 func fixedRunOn(s *settings, r *report, config, protocol string, ss []*session, rate float64) error {
-	lat, failed, ferr := fixedRate(ss, rate, s.fixed)
-	if ferr != nil {
-		log.Printf("  fixed rate: %d errors, first: %v", failed, ferr)
-	}
-	sortDurations(lat)
+	var m *Measurement
 	for i := range r.ms {
-		m := &r.ms[i]
-		if m.Config == config && m.Protocol == protocol && m.Concurrency == s.concurrency[0] {
-			m.P50, m.P99, m.FixedRate = percentile(lat, 50), percentile(lat, 99), rate
-			m.Errors += failed
-			log.Printf("  at %.0f req/s: p50 %s, p99 %s", rate, m.P50, m.P99)
+		if r.ms[i].Config == config && r.ms[i].Protocol == protocol && r.ms[i].Concurrency == s.concurrency[0] {
+			m = &r.ms[i]
 		}
 	}
+	if m == nil {
+		return fmt.Errorf("%s (%s): no measurement at c=%d", config, protocol, s.concurrency[0])
+	}
+	rounds := s.rounds
+	if m.Throughput > 0 && m.Throughput < rate {
+		rounds = 1
+	}
+	var p50s, p99s []float64
+	for i := 0; i < rounds; i++ {
+		lat, failed, ferr := fixedRate(ss, rate, s.fixed)
+		if ferr != nil {
+			log.Printf("  fixed rate: %d errors, first: %v", failed, ferr)
+		}
+		m.Errors += failed
+		sortDurations(lat)
+		p50s = append(p50s, float64(percentile(lat, 50)))
+		p99s = append(p99s, float64(percentile(lat, 99)))
+		log.Printf("  at %.0f req/s: p50 %s, p99 %s", rate, percentile(lat, 50), percentile(lat, 99))
+	}
+	m.P50, m.P99, m.FixedRate = time.Duration(median(p50s)), time.Duration(median(p99s)), rate
+	m.LatencyRounds = rounds
 	return nil
 }

@@ -17,6 +17,8 @@ type Measurement struct {
 	P50, P99 time.Duration
 	// FixedRate is the request rate of the latency run.
 	FixedRate float64
+	// LatencyRounds is how many fixed-rate rounds the median is of.
+	LatencyRounds int
 	// CPUPerRequest is the Caddy (or peer) process's CPU time per request
 	// during the saturation rounds.
 	CPUPerRequest time.Duration
