@@ -172,7 +172,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 	var body []byte
 	if r.Method == http.MethodPost {
 		var err error
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, e.MaxRequestSize))
+		body, err = readBody(w, r, e.MaxRequestSize)
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
@@ -301,6 +301,18 @@ func contextWith(ctx context.Context, v any) context.Context {
 		return ctx
 	}
 	return context.WithValue(ctx, ctxKey{}, v)
+}
+
+// readBody reads a request body of at most limit bytes, in one exact
+// allocation when the client gave its length.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	if n := r.ContentLength; n >= 0 && n <= limit {
+		body := make([]byte, n)
+		_, err := io.ReadFull(rd, body)
+		return body, err
+	}
+	return io.ReadAll(rd)
 }
 
 // decodeArgs decodes tool arguments keeping numbers as json.Number; nil

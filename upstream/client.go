@@ -36,7 +36,15 @@ func ReadResponse(resp *http.Response, limit int64) (*Response, error) {
 	if limit > math.MaxInt64-1 {
 		limit = math.MaxInt64 - 1
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	var body []byte
+	var err error
+	if n := resp.ContentLength; n >= 0 {
+		// The length is known and within limit: one exact allocation.
+		body = make([]byte, n)
+		_, err = io.ReadFull(resp.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	}
 	if err != nil {
 		return nil, CleanError(err)
 	}
@@ -48,10 +56,12 @@ func ReadResponse(resp *http.Response, limit int64) (*Response, error) {
 
 // Client sends tool requests to REST upstreams over pooled keep-alive
 // connections. It never follows redirects: a redirect to another host must
-// not carry the configured headers, so the 3xx is the result.
+// not carry the configured headers, so the 3xx is the result. Having no
+// redirects, cookies or client timeout to handle, it sends on the
+// transport directly; http.Client would copy every request's headers in
+// case of a redirect.
 type Client struct {
 	transport *http.Transport
-	http      *http.Client
 }
 
 // NewClient returns a client with its own connection pool.
@@ -68,21 +78,17 @@ func NewClient() *Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	return &Client{
-		transport: tr,
-		http: &http.Client{
-			Transport: tr,
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
-		},
-	}
+	return &Client{transport: tr}
 }
 
 // Do sends req and reads the answer, at most limit bytes. Errors name what
 // went wrong without the request URL, whose query may hold a key.
 func (c *Client) Do(req *http.Request, limit int64) (*Response, error) {
-	resp, err := c.http.Do(req)
+	if req.URL.User != nil {
+		// http.Client would turn it into an Authorization header.
+		return nil, errors.New("the upstream URL holds credentials; put them in a header")
+	}
+	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
 		return nil, CleanError(err)
 	}
