@@ -194,7 +194,7 @@ func fixedRunOn(s *settings, r *report, config, protocol string, ss []*session, 
 	if m == nil {
 		return fmt.Errorf("%s (%s): no measurement at c=%d", config, protocol, s.concurrency[0])
 	}
-	rounds := s.rounds
+	rounds := s.fixedRounds
 	if m.Throughput > 0 && m.Throughput < rate {
 		rounds = 1
 	}

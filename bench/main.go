@@ -1,7 +1,7 @@
 // Command bench measures caddy-mcp side by side with its limit and its
 // peers on one machine, and writes BENCHMARKS.md and PNG charts:
 //
-//	cd bench && go run .            # the full run, about 8 minutes
+//	cd bench && go run .            # the full run, about 10 minutes
 //	cd bench && go run . -quick     # a short run, to try the harness
 //
 // Everything runs on 127.0.0.1: a Go REST upstream, Caddy (built from this
@@ -24,6 +24,7 @@ import (
 
 type settings struct {
 	rounds       int
+	fixedRounds  int // rounds of the fixed-rate latency runs
 	round        time.Duration
 	warmup       time.Duration
 	fixed        time.Duration
@@ -45,11 +46,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s := &settings{rounds: 3, round: 5 * time.Second, warmup: 2 * time.Second, fixed: 8 * time.Second,
+	s := &settings{rounds: 3, fixedRounds: 5, round: 5 * time.Second, warmup: 2 * time.Second, fixed: 8 * time.Second,
 		concurrency: []int{16, 64}, repoRoot: root,
 		out: filepath.Join(root, "BENCHMARKS.md"), charts: filepath.Join(root, "bench", "charts")}
 	if *quick {
-		s.rounds, s.round, s.warmup, s.fixed = 1, 2*time.Second, time.Second, 3*time.Second
+		s.rounds, s.fixedRounds, s.round, s.warmup, s.fixed = 1, 1, 2*time.Second, time.Second, 3*time.Second
 	}
 	if s.work, err = os.MkdirTemp("", "caddy-mcp-bench-"); err != nil {
 		log.Fatal(err)

@@ -122,7 +122,7 @@ func (r *report) write() error {
 	w("**Machine:** %s, %d cores; %s; Caddy built from this checkout. ", cpuModel(), runtime.NumCPU(), runtime.Version())
 	w("Everything on 127.0.0.1: the Go REST upstream, the server measured and the load generator share the cores, so no configuration can go past (1).\n\n")
 	w("**Method.** Each configuration runs in a process of its own. For each concurrency level: %s of warm-up, then %d rounds of %s of closed-loop load (each client sends its next request when the last is answered); the median round is kept. CPU per request is the serving process's user+system time over the rounds divided by the requests served. Latency is measured open-loop at a fixed rate of half of (1)'s rate at c=16, from when each request was due, in %d rounds of %s; the median round's p50 and p99 are kept. A configuration slower than that rate at c=16 cannot keep up with it: its latencies are time spent queued, measured in one round. MCP clients are sessions of their protocol era: 2025-11-25 initializes once per client and sends the session id when the server gives one (caddy-mcp is stateless and gives none); 2026-07-28 carries its protocol metadata on every call.\n\n",
-		s.warmup, s.rounds, s.round, s.rounds, s.fixed)
+		s.warmup, s.rounds, s.round, s.fixedRounds, s.fixed)
 
 	w("## Targets\n\n| target | measured | met |\n|---|---|---|\n")
 	for _, t := range r.targets() {
