@@ -117,7 +117,7 @@ func (r *report) write() error {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Benchmarks\n\n")
-	w("Written by `cd bench && go run .` on %s, in %s. Every figure below comes from that one run on one machine, so the ratios hold across machines better than the absolute numbers.\n\n",
+	w("Written by `cd bench && go run .` on %s, in %s. Every figure in the tables below comes from that one run on one machine, so the ratios hold across machines better than the absolute numbers; the notes at the end, kept by hand, give figures from earlier runs and experiments.\n\n",
 		r.started.UTC().Format("2006-01-02 15:04 MST"), time.Since(r.started).Round(time.Second))
 	w("**Machine:** %s, %d cores; %s; Caddy built from this checkout. ", cpuModel(), runtime.NumCPU(), runtime.Version())
 	w("Everything on 127.0.0.1: the Go REST upstream, the server measured and the load generator share the cores, so no configuration can go past (1).\n\n")
@@ -227,7 +227,7 @@ const history = `## What was changed to meet the targets
   18.6 KB, 203 allocations; 2026-07-28 290 µs, 45.4 KB, 528 allocations
   -> 108-118 µs, 19.3 KB, 211 allocations.
 - **CPU per call over (1): +41 µs (2025-11-25) and +60 µs (2026-07-28) ->
-  +13 µs and +6 µs** (full runs of 2026-11-30, 08:37 and 09:21 UTC). The
+  +13 µs and +6 µs** (full runs of 2026-11-30, 08:37 and 09:20 UTC). The
   answer is written directly instead of through mcp-go's map-based
   encoders (a tenth of Caddy's CPU per call), Mcp-Name is compared with
   the name already decoded instead of parsing the params again, the
