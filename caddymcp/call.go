@@ -80,9 +80,11 @@ func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.Cal
 		return upstream.ErrorResult("arguments must be a JSON object"), callRecord{outcome: outcomeInvalidArgs}
 	}
 	args = ct.request.ApplyDefaults(args)
-	if err := ct.input.Validate(args); err != nil {
-		msg := fmt.Sprintf("invalid arguments for tool %s:\n- %s", ct.name, strings.Join(upstream.Violations(err), "\n- "))
-		return upstream.ErrorResult(msg), callRecord{outcome: outcomeInvalidArgs}
+	if !ct.quick.accepts(args) {
+		if err := ct.input.Validate(args); err != nil {
+			msg := fmt.Sprintf("invalid arguments for tool %s:\n- %s", ct.name, strings.Join(upstream.Violations(err), "\n- "))
+			return upstream.ErrorResult(msg), callRecord{outcome: outcomeInvalidArgs}
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(ct.timeout))

@@ -144,6 +144,7 @@ type compiledTool struct {
 	mcpTool mcp.Tool
 	request *upstream.Tool
 	input   *jsonschema.Schema
+	quick   *quickCheck // before input, for arg lines
 	output  *jsonschema.Schema
 	timeout caddy.Duration
 }
@@ -204,7 +205,7 @@ func (t *Tool) compile(handlerHeaders http.Header) (*compiledTool, error) {
 		return nil, fmt.Errorf("input_schema: %v", err)
 	}
 
-	ct := &compiledTool{name: t.Name, input: input, timeout: t.Timeout}
+	ct := &compiledTool{name: t.Name, input: input, quick: newQuickCheck(t), timeout: t.Timeout}
 	if len(t.OutputSchema) > 0 {
 		if _, err := objectProperties(t.OutputSchema); err != nil {
 			return nil, fmt.Errorf("output_schema: %v", err)

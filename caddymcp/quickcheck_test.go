@@ -1,0 +1,187 @@
+package caddymcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"testing"
+)
+
+// quickTools are arg lines of every type, with and without enums.
+func quickTools() []*Tool {
+	raw := func(vs ...string) []json.RawMessage {
+		out := make([]json.RawMessage, len(vs))
+		for i, v := range vs {
+			out[i] = json.RawMessage(v)
+		}
+		return out
+	}
+	var tools []*Tool
+	words := []string{"", "string", "integer", "number", "boolean", "object", "array", "string[]", "integer[]", "number[]", "boolean[]", "object[]"}
+	for i, w := range words {
+		tools = append(tools, &Tool{Name: fmt.Sprintf("t%d", i), Description: "d", Method: "POST", Path: "/x", Args: []*Arg{
+			{Name: "a", Type: w, Required: true},
+			{Name: "b", Type: w},
+		}})
+	}
+	tools = append(tools,
+		&Tool{Name: "enum", Description: "d", Method: "POST", Path: "/x", Args: []*Arg{
+			{Name: "s", Type: "string", Enum: raw(`"open"`, `"closed"`), Required: true},
+			{Name: "l", Type: "string[]", Enum: raw(`"a"`, `"b"`)},
+		}},
+		&Tool{Name: "numenum", Description: "d", Method: "POST", Path: "/x", Args: []*Arg{
+			{Name: "n", Type: "integer", Enum: raw(`1`, `2`)},
+			{Name: "s", Type: "string"},
+		}},
+		&Tool{Name: "defaults", Description: "d", Method: "POST", Path: "/x", Args: []*Arg{
+			{Name: "n", Type: "integer", Default: json.RawMessage(`3`)},
+			{Name: "f", Type: "number", Default: json.RawMessage(`2.5`)},
+		}},
+	)
+	return tools
+}
+
+var quickValues = []string{
+	`"x"`, `""`, `"open"`, `"closed"`, `"a"`, `"b"`, `"1"`, `0`, `1`, `2`, `-7`, `1.0`, `1.5`, `-0`, `1e3`, `2E-1`,
+	`123456789012345678901234567890`, `true`, `false`, `null`, `{}`, `{"k":1}`, `[]`, `["a"]`, `["a","b"]`, `["x"]`,
+	`[1,2]`, `[1.5]`, `[true]`, `[{}]`, `[null]`, `[[1]]`, `["a",1]`,
+}
+
+// checkQuick compiles t and reports, for the arguments in JSON, whether
+// quickCheck accepted them and whether the validator did.
+func checkQuick(t testing.TB, ct *compiledTool, argsJSON string) (quick, valid bool) {
+	args := decodeArgs(json.RawMessage(argsJSON))
+	if args == nil {
+		t.Fatalf("not an object: %s", argsJSON)
+	}
+	args = ct.request.ApplyDefaults(args)
+	return ct.quick.accepts(args), ct.input.Validate(args) == nil
+}
+
+// TestQuickCheckNeverAcceptsWhatTheValidatorRefuses: across every type
+// and random argument objects, quickCheck accepts nothing the JSON Schema
+// validator refuses, and accepts most of what it takes.
+func TestQuickCheckNeverAcceptsWhatTheValidatorRefuses(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	names := []string{"a", "b", "s", "l", "n", "f", "extra"}
+	var valid, quick int
+	for _, tool := range quickTools() {
+		ct, err := tool.compile(http.Header{})
+		if err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		for i := 0; i < 3000; i++ {
+			var b bytes.Buffer
+			b.WriteByte('{')
+			for j, n := 0, r.IntN(4); j < n; j++ {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "%q:%s", names[r.IntN(len(names))], quickValues[r.IntN(len(quickValues))])
+			}
+			b.WriteByte('}')
+			q, v := checkQuick(t, ct, b.String())
+			if q && !v {
+				t.Fatalf("tool %s: quickCheck accepted %s, which the validator refuses", tool.Name, b.String())
+			}
+			if v {
+				valid++
+			}
+			if q {
+				quick++
+			}
+		}
+	}
+	// Not a test that cannot fail the other way: the check must take the
+	// usual calls, or it saves nothing.
+	if quick < valid*3/4 {
+		t.Errorf("quickCheck accepted %d of %d valid argument objects", quick, valid)
+	}
+	t.Logf("valid %d, accepted by quickCheck %d", valid, quick)
+}
+
+// TestQuickCheckDefersTheRest: what is not plainly valid goes to the
+// validator, which words the error.
+func TestQuickCheckDefersTheRest(t *testing.T) {
+	tools := map[string]*compiledTool{}
+	for _, tool := range quickTools() {
+		ct, err := tool.compile(http.Header{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools[tool.Name] = ct
+	}
+	cases := []struct {
+		tool, args string
+		quick      bool
+	}{
+		{"t1", `{"a":"x"}`, true},
+		{"t1", `{"a":"x","b":""}`, true},
+		{"t1", `{}`, false},                // required missing
+		{"t1", `{"a":"x","c":"y"}`, false}, // unknown argument
+		{"t1", `{"a":1}`, false},           // wrong type
+		{"t1", `{"a":null}`, false},
+		{"t2", `{"a":42}`, true},
+		{"t2", `{"a":-1}`, true},
+		{"t2", `{"a":1.0}`, false}, // an integer to JSON Schema; the validator says so
+		{"t2", `{"a":1.5}`, false},
+		{"t3", `{"a":1.5}`, true},
+		{"t3", `{"a":"1.5"}`, false},
+		{"t4", `{"a":false}`, true},
+		{"t5", `{"a":{"k":[1]}}`, true},
+		{"t6", `{"a":[1,"x",null]}`, true},
+		{"t7", `{"a":["x","y"]}`, true},
+		{"t7", `{"a":["x",1]}`, false},
+		{"t8", `{"a":[1,2]}`, true},
+		{"t8", `{"a":[1,2.5]}`, false},
+		{"enum", `{"s":"open","l":["a","b","a"]}`, true},
+		{"enum", `{"s":"pending"}`, false},
+		{"enum", `{"s":"open","l":["c"]}`, false},
+		{"numenum", `{"s":"x"}`, true},
+		{"numenum", `{"n":1}`, false}, // a numeric enum is the validator's
+		{"defaults", `{}`, true},
+		{"defaults", `{"n":4,"f":1}`, true},
+	}
+	for _, c := range cases {
+		q, v := checkQuick(t, tools[c.tool], c.args)
+		if q != c.quick {
+			t.Errorf("%s %s: quickCheck %v, want %v", c.tool, c.args, q, c.quick)
+		}
+		if q && !v {
+			t.Errorf("%s %s: quickCheck accepted what the validator refuses", c.tool, c.args)
+		}
+	}
+	if newQuickCheck(&Tool{InputSchema: json.RawMessage(`{"type":"object"}`)}) != nil {
+		t.Error("a tool with an input_schema got a quickCheck")
+	}
+}
+
+// FuzzQuickCheck: for any argument object, quickCheck accepts nothing the
+// validator refuses.
+func FuzzQuickCheck(f *testing.F) {
+	for _, v := range quickValues {
+		f.Add(`{"a":` + v + `}`)
+		f.Add(`{"a":"x","b":` + v + `}`)
+		f.Add(`{"s":` + v + `,"l":[` + v + `]}`)
+	}
+	var tools []*compiledTool
+	for _, tool := range quickTools() {
+		ct, err := tool.compile(http.Header{})
+		if err != nil {
+			f.Fatal(err)
+		}
+		tools = append(tools, ct)
+	}
+	f.Fuzz(func(t *testing.T, argsJSON string) {
+		if len(argsJSON) > 4096 || decodeArgs(json.RawMessage(argsJSON)) == nil {
+			return
+		}
+		for _, ct := range tools {
+			if q, v := checkQuick(t, ct, argsJSON); q && !v {
+				t.Fatalf("tool %s: quickCheck accepted %s, which the validator refuses", ct.name, argsJSON)
+			}
+		}
+	})
+}
