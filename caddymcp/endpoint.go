@@ -304,10 +304,11 @@ func contextWith(ctx context.Context, v any) context.Context {
 }
 
 // readBody reads a request body of at most limit bytes, in one exact
-// allocation when the client gave its length.
+// allocation when the client gave a small length. A large one is not
+// taken on trust: memory follows the bytes that arrive.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	rd := http.MaxBytesReader(w, r.Body, limit)
-	if n := r.ContentLength; n >= 0 && n <= limit {
+	if n := r.ContentLength; n >= 0 && n <= limit && n <= upstream.ExactReadMax {
 		body := make([]byte, n)
 		_, err := io.ReadFull(rd, body)
 		return body, err

@@ -90,16 +90,14 @@ func (e *Endpoint) serveFast(w http.ResponseWriter, r *http.Request, info *rpcIn
 	if err != nil {
 		return false
 	}
-	w.Header()["Content-Type"] = jsonContentType
+	// Set, not a shared slice: Caddy's header replace rewrites values in place.
+	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	body = append(body, '\n')
 	_, _ = w.Write(body)
 	atomic.AddInt64(&e.fastAnswers, 1)
 	return true
 }
-
-// jsonContentType is shared by every answer; nothing appends to it.
-var jsonContentType = []string{"application/json"}
 
 // answerBuffers hold answers while they are written. A buffer that grew
 // past 64 KiB for one large answer is not kept.

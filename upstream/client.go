@@ -26,6 +26,10 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("the upstream response is larger than max_response_size (%s)", FormatSize(e.Limit))
 }
 
+// ExactReadMax is the largest declared body length read into one
+// allocation made before the bytes arrive.
+const ExactReadMax = 64 << 10
+
 // ReadResponse reads resp's body, at most limit bytes, and closes it. A
 // body over limit is an error, never a truncated success.
 func ReadResponse(resp *http.Response, limit int64) (*Response, error) {
@@ -38,8 +42,9 @@ func ReadResponse(resp *http.Response, limit int64) (*Response, error) {
 	}
 	var body []byte
 	var err error
-	if n := resp.ContentLength; n >= 0 {
-		// The length is known and within limit: one exact allocation.
+	if n := resp.ContentLength; n >= 0 && n <= ExactReadMax {
+		// A small known length: one exact allocation. A large one is not
+		// taken on trust; memory follows the bytes that arrive.
 		body = make([]byte, n)
 		_, err = io.ReadFull(resp.Body, body)
 	} else {
