@@ -227,7 +227,7 @@ const history = `## What was changed to meet the targets
   17.5 KB, 172 allocations; 2026-07-28 about 290 µs, 45.4 KB, 528
   allocations -> 99-104 µs, 18.2 KB, 180 allocations.
 - **CPU per call over (1): +41 µs (2025-11-25) and +60 µs (2026-07-28) ->
-  +1 µs and -1 µs** (full runs of 2026-11-30 at 08:37 and 09:54 UTC). The
+  +1 µs and +0 µs** (full runs of 2026-11-30 at 08:37 and 09:54 UTC). The
   answer is written directly instead of through mcp-go's map-based
   encoders (a tenth of Caddy's CPU per call); Mcp-Name is compared with
   the name already decoded instead of parsing the params again; the
