@@ -11,25 +11,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	_ "github.com/caddy-mcp/caddy-mcp"
+	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 )
 
 // The ports Caddyfile.example uses; the test swaps them for free ones.
@@ -60,7 +56,7 @@ func startDemo(t *testing.T) demo {
 		t.Fatal(err)
 	}
 	text := string(body)
-	mcpPort, apiPort := freePort(t), freePort(t)
+	mcpPort, apiPort := incaddy.FreePort(t), incaddy.FreePort(t)
 	for _, p := range []struct{ from, to string }{{exampleMCPPort, mcpPort}, {exampleAPIPort, apiPort}} {
 		if !strings.Contains(text, ":"+p.from) {
 			t.Fatalf("Caddyfile.example no longer uses port %s; update this test", p.from)
@@ -68,49 +64,13 @@ func startDemo(t *testing.T) demo {
 		text = strings.ReplaceAll(text, ":"+p.from, ":"+p.to)
 	}
 
-	adapter := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}
-	cfgJSON, warnings, err := adapter.Adapt([]byte(text), map[string]any{"filename": path})
-	if err != nil {
-		t.Fatalf("adapting Caddyfile.example: %v", err)
-	}
-	for _, w := range warnings {
-		t.Logf("adapt warning: %s", w.String())
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	// No admin endpoint: nothing else of this process, and no other Caddy
-	// on this machine, is touched. No autosave either.
-	cfg["admin"] = map[string]any{"disabled": true, "config": map[string]any{"persist": false}}
-	if cfgJSON, err = json.Marshal(cfg); err != nil {
-		t.Fatal(err)
-	}
-
 	// The file_server root (demo/api) is relative to the repository root.
 	t.Chdir(root)
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("running Caddyfile.example: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := caddy.Stop(); err != nil {
-			t.Errorf("stopping caddy: %v", err)
-		}
-	})
+	incaddy.Run(t, path, text, nil)
 	return demo{
 		mcpBase: "http://127.0.0.1:" + mcpPort,
 		apiBase: "http://127.0.0.1:" + apiPort,
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 // TestDemo runs the demo and calls every tool on both MCP endpoints, in

@@ -35,15 +35,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	_ "github.com/caddy-mcp/caddy-mcp"
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 )
 
 // everythingMain is server-everything's entry point, relative to interop/.
@@ -250,7 +248,7 @@ func (b *syncBuffer) String() string {
 // killed when the test ends.
 func startEverything(t *testing.T, node, dir string) string {
 	t.Helper()
-	port := freePort(t)
+	port := incaddy.FreePort(t)
 	cmd := exec.Command(node, "--require", "./loopback.cjs", everythingMain, "streamableHttp")
 	cmd.Dir = dir
 	// A small environment: the server has a tool (get-env) that returns
@@ -418,7 +416,7 @@ func startShop(t *testing.T) string {
 // It returns Caddy's base URL and stops when the test ends.
 func startCaddy(t *testing.T, everythingURL, shopURL string) string {
 	t.Helper()
-	port := freePort(t)
+	port := incaddy.FreePort(t)
 	text := fmt.Sprintf(`{
 	admin off
 	persist_config off
@@ -445,22 +443,7 @@ http://:%[1]s {
 	}
 }
 `, port, shopURL, everythingURL)
-	adapter := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}
-	cfgJSON, warnings, err := adapter.Adapt([]byte(text), map[string]any{"filename": "everythingtest"})
-	if err != nil {
-		t.Fatalf("adapting the Caddyfile: %v\n%s", err, text)
-	}
-	for _, w := range warnings {
-		t.Logf("adapt warning: %s", w.String())
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("loading the config: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := caddy.Stop(); err != nil {
-			t.Errorf("stopping caddy: %v", err)
-		}
-	})
+	incaddy.Run(t, "everythingtest", text, nil)
 	return "http://127.0.0.1:" + port
 }
 
@@ -483,16 +466,6 @@ func firstListingComplete(t *testing.T, url string) {
 		i := strings.Index(d, "unavailable right now")
 		t.Fatalf("the first tools/list calls a backend unavailable: %s", d[i:min(len(d), i+200)])
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 type session struct {

@@ -11,27 +11,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	_ "github.com/caddy-mcp/caddy-mcp"
+	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 )
 
 // The storm's shape.
@@ -128,45 +124,13 @@ http://:%[1]s {
 // admin endpoint, and stops it when the test ends. It returns the base URL.
 func startCaddy(t *testing.T, restURL string) string {
 	t.Helper()
-	port := freePort(t)
+	port := incaddy.FreePort(t)
 	text := fmt.Sprintf(caddyfileTemplate, port, restURL)
-	adapter := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}
-	cfgJSON, warnings, err := adapter.Adapt([]byte(text), map[string]any{"filename": "Caddyfile"})
-	if err != nil {
-		t.Fatalf("adapting the Caddyfile: %v\n%s", err, text)
-	}
-	for _, w := range warnings {
-		t.Logf("adapt warning: %s", w.String())
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg["admin"] = map[string]any{"disabled": true, "config": map[string]any{"persist": false}}
-	// Thousands of busy errors would each be a warning line.
-	cfg["logging"] = map[string]any{"logs": map[string]any{"default": map[string]any{"writer": map[string]any{"output": "discard"}}}}
-	if cfgJSON, err = json.Marshal(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("running Caddy: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := caddy.Stop(); err != nil {
-			t.Errorf("stopping caddy: %v", err)
-		}
+	incaddy.Run(t, "Caddyfile", text, func(cfg map[string]any) {
+		// Thousands of busy errors would each be a warning line.
+		cfg["logging"] = map[string]any{"logs": map[string]any{"default": map[string]any{"writer": map[string]any{"output": "discard"}}}}
 	})
 	return "http://127.0.0.1:" + port
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 // connect returns an initialized MCP client of the codemode endpoint.
