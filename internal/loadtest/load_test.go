@@ -172,14 +172,9 @@ func codeCalls(s *mcpSession) []call {
 	}
 }
 
-// loadSites is the Caddyfile of the load test: one site with an `mcp`
-// endpoint with `upstream`, an `mcp` endpoint in route mode through
-// reverse_proxy, and a `codemode` endpoint over the first one.
-// Arguments: port, upstream address, upstream address, port.
-const loadSites = `http://:%[1]d {
-	mcp /mcp {
-		name load
-		upstream http://%[2]s
+// orderTools are the tool blocks of the REST API that every config of
+// these tests offers over its mcp endpoint.
+const orderTools = `
 		tool get_order {
 			description "Get one order by id."
 			get /orders/{id}
@@ -189,21 +184,20 @@ const loadSites = `http://:%[1]d {
 			description "Get one customer by id."
 			get /customers/{id}
 			arg id string required "Customer id"
-		}
+		}`
+
+// loadSites is the Caddyfile of the load test: one site with an `mcp`
+// endpoint with `upstream`, an `mcp` endpoint in route mode through
+// reverse_proxy, and a `codemode` endpoint over the first one.
+// Arguments: port, upstream address, upstream address, port.
+const loadSites = `http://:%[1]d {
+	mcp /mcp {
+		name load
+		upstream http://%[2]s` + orderTools + `
 	}
 	route /route-mcp {
 		mcp {
-			name load-route
-			tool get_order {
-				description "Get one order by id."
-				get /orders/{id}
-				arg id string required "Order id"
-			}
-			tool get_customer {
-				description "Get one customer by id."
-				get /customers/{id}
-				arg id string required "Customer id"
-			}
+			name load-route` + orderTools + `
 		}
 		reverse_proxy %[2]s
 	}

@@ -23,21 +23,10 @@ const reloadLimit = 20 * time.Second
 // Around the reload, the load runs this long before and after it.
 const reloadMargin = 2 * time.Second
 
-// The tool blocks of the reload test's mcp endpoint:
-// get_order and get_customer in both configs, get_legacy_order only in
-// the first, get_stock only in the second.
+// The tool blocks of the reload test's mcp endpoint besides orderTools,
+// which both configs have: get_legacy_order only in the first, get_stock
+// only in the second.
 const (
-	sharedTools = `
-		tool get_order {
-			description "Get one order by id."
-			get /orders/{id}
-			arg id string required "Order id"
-		}
-		tool get_customer {
-			description "Get one customer by id."
-			get /customers/{id}
-			arg id string required "Customer id"
-		}`
 	removedTool = `
 		tool get_legacy_order {
 			description "Get one order by id (the old way)."
@@ -59,7 +48,7 @@ func reloadMCPSites(port int, upstream, extraTool string) string {
 		upstream http://%s%s%s
 	}
 }
-`, port, upstream, sharedTools, extraTool)
+`, port, upstream, orderTools, extraTool)
 }
 
 // probeCall is one call of a probe client: when its (last) attempt

@@ -21,17 +21,7 @@ const instanceSites = `http://:{$PORT} {
 	header X-Instance {env.INSTANCE}
 	mcp /mcp {
 		name scale
-		upstream http://{$UPSTREAM}
-		tool get_order {
-			description "Get one order by id."
-			get /orders/{id}
-			arg id string required "Order id"
-		}
-		tool get_customer {
-			description "Get one customer by id."
-			get /customers/{id}
-			arg id string required "Customer id"
-		}
+		upstream http://{$UPSTREAM}` + orderTools + `
 		tool slow {
 			description "Answers after ms milliseconds."
 			get /slow
