@@ -185,12 +185,7 @@ func fixedRun(s *settings, r *report, m *Measurement, launch launcher, path stri
 // concurrency level. A configuration that cannot keep up with the rate
 // (slower than it at c=16) only queues requests: one round shows that.
 func fixedRunOn(s *settings, r *report, config, protocol string, ss []*session, rate float64) error {
-	var m *Measurement
-	for i := range r.ms {
-		if r.ms[i].Config == config && r.ms[i].Protocol == protocol && r.ms[i].Concurrency == s.concurrency[0] {
-			m = &r.ms[i]
-		}
-	}
+	m := r.find(config, protocol, s.concurrency[0])
 	if m == nil {
 		return fmt.Errorf("%s (%s): no measurement at c=%d", config, protocol, s.concurrency[0])
 	}

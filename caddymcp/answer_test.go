@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 // marshalAnswer is what the fast path wrote before appendAnswer, and what
@@ -93,7 +95,7 @@ func TestAppendAnswerIsJSONMarshal(t *testing.T) {
 	// What it does not write itself, it declines.
 	declines := map[string]func() *mcp.CallToolResult{
 		"a result with _meta": func() *mcp.CallToolResult {
-			r := upstreamText("x")
+			r := upstream.TextResult("x")
 			r.Meta = mcp.NewMetaFromMap(map[string]any{"k": "v"})
 			return r
 		},
@@ -112,7 +114,7 @@ func TestAppendAnswerIsJSONMarshal(t *testing.T) {
 			return &mcp.CallToolResult{StructuredContent: json.RawMessage(`{"a":`)}
 		},
 		"input requests": func() *mcp.CallToolResult {
-			r := upstreamText("x")
+			r := upstream.TextResult("x")
 			r.RequestState = "s"
 			return r
 		},
@@ -122,10 +124,6 @@ func TestAppendAnswerIsJSONMarshal(t *testing.T) {
 			t.Errorf("%s: appendAnswer wrote it; it should leave it to json.Marshal", name)
 		}
 	}
-}
-
-func upstreamText(s string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(s)}}
 }
 
 // FuzzAppendAnswer: for any text and id, appendAnswer writes exactly what
@@ -139,7 +137,7 @@ func FuzzAppendAnswer(f *testing.F) {
 		if !plainID(json.RawMessage(id)) || !json.Valid([]byte(id)) {
 			return
 		}
-		if !sameAnswer(t, id, func() *mcp.CallToolResult { return upstreamText(text) }, modern) {
+		if !sameAnswer(t, id, func() *mcp.CallToolResult { return upstream.TextResult(text) }, modern) {
 			t.Fatalf("declined a text result: id %s, text %q", id, text)
 		}
 	})
