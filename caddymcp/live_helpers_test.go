@@ -80,6 +80,11 @@ func loadCaddyfile(t *testing.T, extraGlobal, sites string) {
 	// down; a client that picks one for a POST gets EOF (Go retries only
 	// idempotent requests). The clients here use the default transport.
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	// caddy.Load returns once the old servers' shutdowns have started, not
+	// once they have closed their listeners (Caddy's own comment in
+	// caddyhttp.App.Stop): a connection made in between can be accepted by
+	// the old server and reset. Give the shutdowns a moment.
+	time.Sleep(100 * time.Millisecond)
 }
 
 // startHTTPBin runs go-httpbin on 127.0.0.1 and returns its base URL.
