@@ -167,7 +167,13 @@ func dotSegment(s string) bool { return dotSegments(s) > 0 }
 // which some servers take as a separator too.
 func dotSegments(s string) int {
 	n := 0
-	for _, seg := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+	for s != "" {
+		seg := s
+		if i := strings.IndexAny(s, `/\`); i >= 0 {
+			seg, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
 		if seg == "." || seg == ".." {
 			n++
 		}
@@ -226,6 +232,31 @@ func expandLiteral(p templatePart, repl Replacer) string {
 		return p.text
 	}
 	return repl.ReplaceAll(p.text, "")
+}
+
+// Placeholders returns the keys of the placeholders in configuration text
+// s, in order: "env.API_KEY" for {env.API_KEY}. Braces escaped with a
+// backslash are text, as the Replacer reads them.
+func Placeholders(s string) []string {
+	var keys []string
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '{' || s[i+1] == '}') {
+			i++
+			continue
+		}
+		if s[i] != '{' {
+			continue
+		}
+		end := strings.IndexByte(s[i+1:], '}')
+		if end < 0 {
+			break
+		}
+		if key := s[i+1 : i+1+end]; key != "" {
+			keys = append(keys, key)
+		}
+		i += end + 1
+	}
+	return keys
 }
 
 // Text is configuration text that may hold placeholders, such as a fixed

@@ -61,6 +61,23 @@ func TestParseTemplate(t *testing.T) {
 	}
 }
 
+func TestPlaceholders(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want []string
+	}{
+		{"Bearer {env.TOKEN}", []string{"env.TOKEN"}},
+		{"{env.A}:{file./run/b}{http.request.header.X}", []string{"env.A", "file./run/b", "http.request.header.X"}},
+		{`\{env.A\} {env.B}`, []string{"env.B"}},
+		{"plain", nil},
+		{"{} {unclosed", nil},
+	} {
+		if got := Placeholders(tt.text); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%s: %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
 func TestExpandPath(t *testing.T) {
 	tpl, err := ParseTemplate("/t/{env.TENANT}/files/{path}", func(n string) bool { return n == "path" })
 	if err != nil {
