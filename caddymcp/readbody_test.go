@@ -74,29 +74,36 @@ func TestServeAnswersALargeDeclaredLengthAtOnce(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, length := range []int{1025, 100 << 10, 10 << 20} {
-		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n",
-			srv.Listener.Addr(), length)
-		// Only a guard against a hang: the answer is read before any body
-		// byte is sent, so it came without one.
-		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err != nil {
-			t.Errorf("Content-Length %d and no body: no answer (%v)", length, err)
-			conn.Close()
-			continue
-		}
-		msg, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(msg), "max_request_size") {
-			t.Errorf("Content-Length %d: %d %s, want 413 naming max_request_size", length, resp.StatusCode, msg)
-		}
-		if !resp.Close {
-			t.Errorf("Content-Length %d: the connection stays open for a body that is not wanted", length)
-		}
-		conn.Close()
+		wantRefusedAtOnce(t, srv.Listener.Addr().String(), length)
+	}
+}
+
+// wantRefusedAtOnce posts headers declaring a body of length bytes to addr,
+// sends none of it, and wants a 413 naming max_request_size that closes the
+// connection.
+func wantRefusedAtOnce(t *testing.T, addr string, length int) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n",
+		addr, length)
+	// Only a guard against a hang: the answer is read before any body byte
+	// is sent, so it came without one.
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Errorf("Content-Length %d and no body: no answer (%v)", length, err)
+		return
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(msg), "max_request_size") {
+		t.Errorf("Content-Length %d: %d %s, want 413 naming max_request_size", length, resp.StatusCode, msg)
+	}
+	if !resp.Close {
+		t.Errorf("Content-Length %d: the connection stays open for a body that is not wanted", length)
 	}
 }
 
