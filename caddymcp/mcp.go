@@ -146,6 +146,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if ct.timeout == 0 {
 			ct.timeout = h.Timeout
 		}
+		if err := ct.request.CheckBase(h.base); err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
 		h.tools[t.Name] = ct
 		srv.AddTool(ct.mcpTool, h.toolHandler(ct))
 	}

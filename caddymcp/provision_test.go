@@ -202,6 +202,32 @@ func TestProvisionReportsConfigErrors(t *testing.T) {
 			wantErr:   []string{`tool "put_items"`, `body arg "items" names no argument`},
 		},
 		{
+			name:      "argument named like a query line",
+			caddyfile: "mcp {\n tool list {\n  description d\n  get /items\n  query tenant acme\n  arg tenant\n }\n}",
+			wantErr:   []string{`tool "list"`, `argument "tenant": the query parameter tenant is fixed by a query line`},
+		},
+		{
+			name: "input_schema property of a POST named like a query line",
+			json: `{"tools":[{"name":"create","description":"d","method":"POST","path":"/items","query":{"Tenant":["acme"]},` +
+				`"input_schema":{"type":"object","properties":{"tenant":{"type":"string"}}}}]}`,
+			wantErr: []string{`tool "create"`, `argument "tenant": the query parameter Tenant is fixed by a query line`},
+		},
+		{
+			name:    "argument named like a query parameter of the upstream URL",
+			json:    `{"upstream":"https://api.example.com/v2?tenant=acme","tools":[{"name":"list","description":"d","method":"GET","path":"/items","args":[{"name":"tenant"}]}]}`,
+			wantErr: []string{`tool "list"`, `argument "tenant": the query parameter tenant is fixed by the upstream URL`},
+		},
+		{
+			name:      "header argument on a handler header",
+			caddyfile: "mcp {\n header X-Tenant acme\n tool list {\n  description d\n  get /items\n  arg tenant {\n   in header\n   header_name x-tenant\n  }\n }\n}",
+			wantErr:   []string{`tool "list"`, `argument "tenant": header X-Tenant is already set by a fixed header`},
+		},
+		{
+			name:      "header argument on a tool header",
+			caddyfile: "mcp {\n tool list {\n  description d\n  get /items\n  header X-Tenant acme\n  arg tenant {\n   in header\n   header_name X-Tenant\n  }\n }\n}",
+			wantErr:   []string{`tool "list"`, `argument "tenant": header X-Tenant is already set by a fixed header`},
+		},
+		{
 			name:    "upstream that is not an http URL",
 			json:    `{"upstream":"ftp://files.example.com","tools":[{"name":"t","description":"d","method":"GET","path":"/"}]}`,
 			wantErr: []string{`upstream "ftp://files.example.com": want an http:// or https:// base URL`},
