@@ -38,6 +38,9 @@ type callRecord struct {
 	status  int
 	outcome string
 	err     error
+	// empty are the placeholders of the tool's configuration text that
+	// resolved to empty text for this call.
+	empty []configRef
 }
 
 func (h *Handler) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
@@ -96,9 +99,10 @@ func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.Cal
 	}
 	route, _ := ctx.Value(ctxKey{}).(*routeInfo)
 
+	empty := emptyRefs(ct.refs)
 	base, err := h.baseURL(r)
 	if err != nil {
-		return upstream.ErrorResult(err.Error()), callRecord{outcome: outcomeUnreachable, err: err}
+		return upstream.ErrorResult(err.Error()), callRecord{label: ct.request.Label(args), outcome: outcomeUnreachable, err: err, empty: empty}
 	}
 	req, call, err := ct.request.NewRequest(ctx, base, args, r)
 	if err != nil {
@@ -107,7 +111,7 @@ func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.Cal
 	}
 	call.URI = "caddy-mcp://" + ct.name + call.Path
 	call.Sent, call.Base = req.URL.EscapedPath(), strings.TrimSuffix(base.EscapedPath(), "/")
-	rec := callRecord{label: call.Label}
+	rec := callRecord{label: call.Label, empty: empty}
 
 	var resp *upstream.Response
 	if h.client != nil {
@@ -184,7 +188,10 @@ func (h *Handler) baseURL(r upstream.Replacer) (*url.URL, error) {
 }
 
 // observe logs one call and counts it. Production logs stay quiet: calls
-// are logged at debug level, failures to reach the upstream at warn.
+// are logged at debug level, failures to reach the upstream at warn, and
+// so is an upstream's refusal when a placeholder of the configuration
+// text resolved to empty text for the call (the line names it: empty_env,
+// empty_file), since that is the likely cause.
 func (h *Handler) observe(tool string, rec callRecord, d time.Duration) {
 	h.metrics.toolCalls.WithLabelValues("mcp", h.Name, tool, rec.outcome).Inc()
 	h.metrics.toolDuration.WithLabelValues("mcp", h.Name, tool).Observe(d.Seconds())
@@ -192,6 +199,10 @@ func (h *Handler) observe(tool string, rec callRecord, d time.Duration) {
 	switch rec.outcome {
 	case outcomeUnreachable, outcomeTimeout, outcomeTooLarge, outcomeUnhandled:
 		level = zapcore.WarnLevel
+	case outcomeStatus:
+		if len(rec.empty) > 0 {
+			level = zapcore.WarnLevel
+		}
 	}
 	c := h.logger.Check(level, "tool call")
 	if c == nil {
@@ -206,6 +217,15 @@ func (h *Handler) observe(tool string, rec callRecord, d time.Duration) {
 	}
 	if rec.err != nil {
 		fields = append(fields, zap.Error(rec.err))
+	}
+	if len(rec.empty) > 0 {
+		byKind := map[string][]string{}
+		for _, ref := range rec.empty {
+			byKind[ref.kind] = append(byKind[ref.kind], ref.name)
+		}
+		for _, kind := range sortedKeys(byKind) {
+			fields = append(fields, zap.Strings("empty_"+kind, byKind[kind]))
+		}
 	}
 	c.Write(fields...)
 }

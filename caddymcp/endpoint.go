@@ -176,6 +176,13 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
+				if r.ProtoMajor == 1 {
+					// The rest of the body is not wanted: without this, net/http
+					// reads up to 256KiB of it before the answer goes out, so a
+					// client that waits for the answer before sending would
+					// wait for nothing.
+					w.Header().Set("Connection", "close")
+				}
 				e.reject(w, r, http.StatusRequestEntityTooLarge, "too_large",
 					fmt.Sprintf("the request body is larger than max_request_size (%s)", upstream.FormatSize(e.MaxRequestSize)))
 				return nil
@@ -305,8 +312,13 @@ func contextWith(ctx context.Context, v any) context.Context {
 
 // readBody reads a request body of at most limit bytes, in one exact
 // allocation when the client gave a small length. A large one is not
-// taken on trust: memory follows the bytes that arrive.
+// taken on trust: memory follows the bytes that arrive. A declared length
+// over the limit is refused before a byte is read, rather than after that
+// many bytes arrived.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
 	if n := r.ContentLength; n >= 0 && n <= limit && n <= upstream.ExactReadMax {
 		body := make([]byte, n)

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/fuzzing"
 	"github.com/caddyserver/caddy/v2"
@@ -28,6 +29,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
+	"golang.org/x/text/unicode/norm"
 )
 
 // The fuzz targets of the Caddy glue. Each provisions its handler in
@@ -208,6 +210,28 @@ func (r *fuzzRecorded) record(req *http.Request) {
 	r.lines = append(r.lines, "path: "+req.URL.Path)
 }
 
+// recordBody records the top-level keys of a JSON object or form body.
+func (r *fuzzRecorded) recordBody(req *http.Request, body []byte) {
+	var keys []string
+	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		form, _ := url.ParseQuery(string(body))
+		for k := range form {
+			keys = append(keys, k)
+		}
+	} else {
+		var obj map[string]json.RawMessage
+		_ = json.Unmarshal(body, &obj)
+		for k := range obj {
+			keys = append(keys, k)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range keys {
+		r.lines = append(r.lines, "body key "+k)
+	}
+}
+
 func (r *fuzzRecorded) take() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -238,8 +262,9 @@ func fuzzMCPTools() []*Tool {
 		{Name: "create_issue", Description: "Open an issue.", Method: "POST", Path: "/repos/{owner}/{repo}/issues",
 			InputSchema: raw(`{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"title":{"type":"string","maxLength":200},` +
 				`"labels":{"type":"array","items":{"type":"string"}},"meta":{"type":"object"},"request_id":{"type":"string"}},"required":["owner","repo","title"]}`),
-			Args: []*Arg{{Name: "request_id", In: "header", HeaderName: "X-Request-Id"}}},
-		{Name: "free_form", Description: "Anything goes.", Method: "DELETE", Path: "/free", InputSchema: raw(`{"type":"object"}`)},
+			Args: []*Arg{{Name: "request_id", In: "header", HeaderName: "X-Request-Id"}}, Query: map[string][]string{"tenant": {"acme"}}},
+		{Name: "free_form", Description: "Anything goes.", Method: "DELETE", Path: "/free", InputSchema: raw(`{"type":"object"}`),
+			Query: map[string][]string{"tenant": {"acme"}}},
 		{Name: "submit_form", Description: "A form.", Method: "POST", Path: "/form", Body: "form", Args: []*Arg{
 			{Name: "a"}, {Name: "b", Type: "string[]"}, {Name: "n", Type: "number"},
 		}},
@@ -267,6 +292,7 @@ func fuzzUpstream(rec *fuzzRecorded) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec.record(r)
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		rec.recordBody(r, body)
 		switch {
 		case r.URL.Path == "/v2/fail":
 			w.WriteHeader(http.StatusInternalServerError)
@@ -336,6 +362,13 @@ func FuzzMCPHandler(f *testing.F) {
 		{body: call("create_issue", `{"owner":"o","repo":"r","title":"t","labels":["a"],"meta":{"k":[1,{"x":null}]},"request_id":"a\r\nX-Injected: 1"}`), version: legacy},
 		{body: call("create_issue", `{"owner":"o","repo":"r","title":"t","request_id":"{env.FUZZ_MCP_SECRET}"}`), version: legacy},
 		{body: call("free_form", `{"x":{"y":[1,2]},"Authorization":"mine","api_version":"v"}`), version: legacy},
+		{body: call("free_form", `{"tenant":"globex","x":1}`), version: legacy},
+		{body: call("free_form", `{"Tenant":null}`), version: legacy},
+		{body: call("create_issue", `{"owner":"o","repo":"r","title":"t","tenant":"globex"}`), version: legacy},
+		{body: call("read_file", `{"path":"..\u0000"}`), version: legacy},
+		{body: call("read_file", `{"path":"..\t"}`), version: legacy},
+		{body: call("read_file", `{"path":"\uff0e\uff0e"}`), version: legacy},
+		{body: call("read_file", `{"path":"a/\uff0e\uff0e/b\u0085"}`), version: legacy},
 		{body: call("submit_form", `{"a":"1 2","b":["x","y"],"n":-0.0}`), version: legacy},
 		{body: call("put_tags", `{"id":1,"tags":["a","{env.FUZZ_MCP_SECRET}"]}`), version: legacy},
 		{body: call("structured", `{}`), version: legacy},
@@ -475,6 +508,26 @@ func FuzzMCPHandler(f *testing.F) {
 		for _, line := range rec.take() {
 			if strings.Contains(line, marker) {
 				t.Fatalf("the upstream saw a client value: %.300q", line)
+			}
+			// What a query line fixes, no argument adds to, in the query or
+			// in the body (servers merge them); path values hold no control
+			// character and make no dot segment, even once normalized.
+			if key, _, ok := strings.Cut(strings.TrimPrefix(line, "query "), "="); strings.HasPrefix(line, "query ") && ok &&
+				strings.EqualFold(key, "tenant") && line != "query tenant=acme" {
+				t.Fatalf("an argument reached the fixed query parameter tenant: %.300q", line)
+			}
+			if key, ok := strings.CutPrefix(line, "body key "); ok && strings.EqualFold(key, "tenant") {
+				t.Fatalf("an argument named like the fixed query parameter tenant reached the body: %.300q", line)
+			}
+			if path, ok := strings.CutPrefix(line, "path: "); ok {
+				if strings.IndexFunc(path, unicode.IsControl) >= 0 {
+					t.Fatalf("the upstream path has a control character: %q", path)
+				}
+				for _, seg := range strings.FieldsFunc(norm.NFKC.String(path), func(r rune) bool { return r == '/' || r == '\\' }) {
+					if seg == "." || seg == ".." {
+						t.Fatalf("the upstream path has a dot segment once normalized: %q", path)
+					}
+				}
 			}
 			if strings.Contains(line, secret) && !strings.HasPrefix(line, "header Authorization: Bearer ") {
 				t.Fatalf("the upstream saw the secret outside the configured header: %.300q", line)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -587,5 +588,86 @@ func TestLiveSecretsRouteModeAbortLog(t *testing.T) {
 	}
 	if i := strings.Index(string(logs), secret); i >= 0 {
 		t.Errorf("the log holds the header secret: …%s…", logs[max(0, i-300):i+len(secret)])
+	}
+}
+
+// TestLiveEmptySecretIsNamed: with the variable of `header Authorization
+// "Bearer {env.X}"` unset, every call sends "Bearer" and the upstream
+// refuses it. The load logs a warning naming the variable and where it is
+// used, and the refused call's log line, at warn, names it too; so does
+// the line of a call whose upstream URL does not resolve, with the request
+// it was for. No value is logged.
+func TestLiveEmptySecretIsNamed(t *testing.T) {
+	for _, name := range []string{"CADDY_MCP_SE_UNSET", "CADDY_MCP_SE_UNSET_BASE"} {
+		t.Setenv(name, "")
+		os.Unsetenv(name)
+	}
+	const secret = "set-secret-51ab"
+	t.Setenv("CADDY_MCP_SE_SET", secret)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer t0ken" {
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, "forbidden")
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer api.Close()
+	logFile := filepath.Join(t.TempDir(), "caddy.log")
+	loadCaddyfile(t, fmt.Sprintf(`log {
+		output file %s
+	}`, logFile), fmt.Sprintf(`http://:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		header Authorization "Bearer {env.CADDY_MCP_SE_UNSET}"
+		header X-Set {env.CADDY_MCP_SE_SET}
+		tool whoami {
+			description "Who am I."
+			get /whoami
+		}
+	}
+	mcp /base {
+		upstream {env.CADDY_MCP_SE_UNSET_BASE}/v1
+		tool item {
+			description "An item."
+			get /items/{id}
+			arg id required
+		}
+	}
+}`, api.URL))
+	wantToolError(t, callTool(t, connect(t, "/mcp", eras[0], nil), "whoami", nil), "403")
+	wantToolError(t, callTool(t, connect(t, "/base", eras[0], nil), "item", map[string]any{"id": "42"}), "does not resolve")
+
+	raw, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), secret) {
+		t.Errorf("the log shows a value")
+	}
+	var warned, calls []string
+	for _, e := range readLogs(t, logFile) {
+		switch e["msg"] {
+		case "a placeholder in the configuration resolves to empty text":
+			warned = append(warned, fmt.Sprint(e["level"], " ", e["env"], " ", e["state"], " ", e["used_in"]))
+		case "tool call":
+			calls = append(calls, fmt.Sprint(e["level"], " ", e["tool"], " ", e["request"], " ", e["outcome"], " ", e["empty_env"]))
+		}
+	}
+	// One line each: the handlers are provisioned once, in Caddy's order.
+	sort.Strings(warned)
+	wantWarned := []string{
+		"warn CADDY_MCP_SE_UNSET unset [header Authorization]",
+		"warn CADDY_MCP_SE_UNSET_BASE unset [upstream]",
+	}
+	if fmt.Sprint(warned) != fmt.Sprint(wantWarned) {
+		t.Errorf("load warnings\n%q\nwant\n%q", warned, wantWarned)
+	}
+	wantCalls := []string{
+		"warn whoami GET /whoami upstream_status [CADDY_MCP_SE_UNSET]",
+		"warn item GET /items/42 upstream_error [CADDY_MCP_SE_UNSET_BASE]",
+	}
+	if fmt.Sprint(calls) != fmt.Sprint(wantCalls) {
+		t.Errorf("call log lines\n%q\nwant\n%q", calls, wantCalls)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func TestLiveOriginAndHost(t *testing.T) {
@@ -274,4 +276,69 @@ func mustRequest(t *testing.T, method, url string) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// TestLiveArgumentsKeepToTheirPlaces: what the configuration fixes (query
+// lines here), no argument adds to, declared or let through by a free-form
+// input_schema, in a GET's query or a POST's body; and path values with
+// control characters or dots that normalize to a dot segment are refused.
+func TestLiveArgumentsKeepToTheirPlaces(t *testing.T) {
+	bin := startHTTPBin(t)
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		tool search {
+			description "Search."
+			get /get
+			query tenant acme
+			query api_key k3y
+			input_schema `+"`"+`{"type":"object","properties":{"q":{"type":"string"}}}`+"`"+`
+		}
+		tool create {
+			description "Create."
+			post /anything
+			query tenant acme
+			input_schema `+"`"+`{"type":"object","properties":{"name":{"type":"string"}}}`+"`"+`
+		}
+		tool file {
+			description "A file."
+			get /anything/files/{name}
+			arg name required
+		}
+	}
+}`, bin))
+	type echoed struct {
+		Args map[string][]string `json:"args"`
+		JSON map[string]any      `json:"json"`
+		URL  string              `json:"url"`
+	}
+	echoOf := func(res *mcp.CallToolResult) (e echoed) {
+		t.Helper()
+		if err := json.Unmarshal([]byte(wantOK(t, res)), &e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, era := range eras {
+		c := connect(t, "/mcp", era, nil)
+
+		wantToolError(t, callTool(t, c, "search", map[string]any{"q": "x", "tenant": "globex", "api_key": "attacker"}),
+			`arguments "api_key", "tenant" are fixed by the configuration and cannot be sent`)
+		wantToolError(t, callTool(t, c, "search", map[string]any{"q": "x", "Tenant": "globex"}), `argument "Tenant" is fixed`)
+		if got := fmt.Sprint(echoOf(callTool(t, c, "search", map[string]any{"q": "x", "page": 2})).Args); got != "map[api_key:[k3y] page:[2] q:[x] tenant:[acme]]" {
+			t.Errorf("search query %s", got)
+		}
+
+		wantToolError(t, callTool(t, c, "create", map[string]any{"name": "n", "tenant": "globex"}), `argument "tenant" is fixed`)
+		if echo := echoOf(callTool(t, c, "create", map[string]any{"name": "n"})); fmt.Sprint(echo.Args) != "map[tenant:[acme]]" || fmt.Sprint(echo.JSON) != "map[name:n]" {
+			t.Errorf("create query %v body %v", echo.Args, echo.JSON)
+		}
+
+		for _, name := range []string{"..\x00", "..\t", "a\x7f", "a\u0085", "\uff0e\uff0e", "\uff0e", "\u2025", "a\uff0f\uff0e\uff0e"} {
+			wantToolError(t, callTool(t, c, "file", map[string]any{"name": name}), `argument "name"`, "not allowed as a path value")
+		}
+		if url := echoOf(callTool(t, c, "file", map[string]any{"name": "\uff0e\uff0e\uff0e"})).URL; !strings.HasSuffix(url, "/anything/files/%EF%BC%8E%EF%BC%8E%EF%BC%8E") {
+			t.Errorf("three fullwidth dots went to %s", url)
+		}
+	}
 }

@@ -466,6 +466,12 @@ func TestLiveBadRequests(t *testing.T) {
 			stillServing(t, "/mcp")
 		})
 	}
+	t.Run("declared length over the limit, no body sent", func(t *testing.T) {
+		for _, length := range []int{4096, 100 << 10, 1 << 30} {
+			wantRefusedAtOnce(t, liveAddr, length)
+		}
+		stillServing(t, "/mcp")
+	})
 }
 
 // TestLiveOlderProtocolVersions: clients that ask for an earlier revision

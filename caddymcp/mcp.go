@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,9 +147,15 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if ct.timeout == 0 {
 			ct.timeout = h.Timeout
 		}
+		if err := ct.request.CheckBase(h.base); err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		ct.refs = addRefs(ct.refs, h.Upstream)
 		h.tools[t.Name] = ct
 		srv.AddTool(ct.mcpTool, h.toolHandler(ct))
 	}
+
+	h.warnEmptyPlaceholders()
 
 	var err error
 	if h.metrics, err = newMetrics(ctx.GetMetricsRegistry()); err != nil {
@@ -186,6 +193,53 @@ func parseBase(s string) (*url.URL, error) {
 	}
 	u.Fragment = ""
 	return u, nil
+}
+
+// warnEmptyPlaceholders logs one line for each {env.*} or {file.*}
+// placeholder of the upstream URL, the headers, the query lines and the
+// paths that resolves to empty text now, naming it and where it is used,
+// never a value. (Calls say so too; see configRef.)
+func (h *Handler) warnEmptyPlaceholders() {
+	var refs []configRef
+	used := make(map[configRef][]string)
+	note := func(text, where string) {
+		for _, ref := range configRefs(text) {
+			if used[ref] == nil {
+				refs = append(refs, ref)
+			}
+			if !slices.Contains(used[ref], where) {
+				used[ref] = append(used[ref], where)
+			}
+		}
+	}
+	noteHeaders := func(header http.Header, prefix string) {
+		for _, k := range sortedKeys(header) {
+			for _, v := range header[k] {
+				note(v, prefix+"header "+http.CanonicalHeaderKey(k))
+			}
+		}
+	}
+	note(h.Upstream, "upstream")
+	noteHeaders(h.Headers, "")
+	for _, t := range h.Tools {
+		if t == nil {
+			continue
+		}
+		prefix := "tool " + t.Name + ": "
+		noteHeaders(t.Headers, prefix)
+		for _, k := range sortedKeys(t.Query) {
+			for _, v := range t.Query[k] {
+				note(v, prefix+"query "+k)
+			}
+		}
+		note(t.Path, prefix+"path")
+	}
+	for _, ref := range refs {
+		if state := ref.missing(); state != "" {
+			h.logger.Warn("a placeholder in the configuration resolves to empty text",
+				zap.String(ref.kind, ref.name), zap.String("state", state), zap.Strings("used_in", used[ref]))
+		}
+	}
 }
 
 // Validate checks the configuration.

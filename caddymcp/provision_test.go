@@ -3,6 +3,8 @@ package caddymcp
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -202,6 +204,32 @@ func TestProvisionReportsConfigErrors(t *testing.T) {
 			wantErr:   []string{`tool "put_items"`, `body arg "items" names no argument`},
 		},
 		{
+			name:      "argument named like a query line",
+			caddyfile: "mcp {\n tool list {\n  description d\n  get /items\n  query tenant acme\n  arg tenant\n }\n}",
+			wantErr:   []string{`tool "list"`, `argument "tenant": the query parameter tenant is fixed by a query line`},
+		},
+		{
+			name: "input_schema property of a POST named like a query line",
+			json: `{"tools":[{"name":"create","description":"d","method":"POST","path":"/items","query":{"Tenant":["acme"]},` +
+				`"input_schema":{"type":"object","properties":{"tenant":{"type":"string"}}}}]}`,
+			wantErr: []string{`tool "create"`, `argument "tenant": the query parameter Tenant is fixed by a query line`},
+		},
+		{
+			name:    "argument named like a query parameter of the upstream URL",
+			json:    `{"upstream":"https://api.example.com/v2?tenant=acme","tools":[{"name":"list","description":"d","method":"GET","path":"/items","args":[{"name":"tenant"}]}]}`,
+			wantErr: []string{`tool "list"`, `argument "tenant": the query parameter tenant is fixed by the upstream URL`},
+		},
+		{
+			name:      "header argument on a handler header",
+			caddyfile: "mcp {\n header X-Tenant acme\n tool list {\n  description d\n  get /items\n  arg tenant {\n   in header\n   header_name x-tenant\n  }\n }\n}",
+			wantErr:   []string{`tool "list"`, `argument "tenant": header X-Tenant is already set by a fixed header`},
+		},
+		{
+			name:      "header argument on a tool header",
+			caddyfile: "mcp {\n tool list {\n  description d\n  get /items\n  header X-Tenant acme\n  arg tenant {\n   in header\n   header_name X-Tenant\n  }\n }\n}",
+			wantErr:   []string{`tool "list"`, `argument "tenant": header X-Tenant is already set by a fixed header`},
+		},
+		{
 			name:    "upstream that is not an http URL",
 			json:    `{"upstream":"ftp://files.example.com","tools":[{"name":"t","description":"d","method":"GET","path":"/"}]}`,
 			wantErr: []string{`upstream "ftp://files.example.com": want an http:// or https:// base URL`},
@@ -225,6 +253,96 @@ func TestProvisionReportsConfigErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProvisionWarnsOfEmptyPlaceholders: each {env.*} and {file.*} of the
+// upstream URL, headers, query lines and paths that resolves to nothing at
+// load gets one warn line naming it, why, and every place it is used, and
+// no line shows a value.
+func TestProvisionWarnsOfEmptyPlaceholders(t *testing.T) {
+	t.Setenv("CADDY_MCP_TEST_UNSET", "")
+	os.Unsetenv("CADDY_MCP_TEST_UNSET")
+	t.Setenv("CADDY_MCP_TEST_EMPTY", "")
+	t.Setenv("CADDY_MCP_TEST_SET", "s3cret-value")
+	dir := t.TempDir()
+	emptyFile, missingFile, secretFile := filepath.Join(dir, "empty"), filepath.Join(dir, "missing"), filepath.Join(dir, "secret")
+	if err := os.WriteFile(emptyFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secretFile, []byte("file-s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config, _ := json.Marshal(map[string]any{
+		"upstream": "https://api.example.com/{env.CADDY_MCP_TEST_UNSET}",
+		"headers": map[string][]string{
+			"authorization": {"Bearer {env.CADDY_MCP_TEST_UNSET}"},
+			"X-Set":         {"{env.CADDY_MCP_TEST_SET} {file." + secretFile + "}"},
+		},
+		"tools": []map[string]any{
+			{"name": "t1", "description": "d", "method": "GET", "path": "/t/{env.CADDY_MCP_TEST_EMPTY}/x",
+				"query":   map[string][]string{"key": {"{env.CADDY_MCP_TEST_EMPTY}"}},
+				"headers": map[string][]string{"X-File": {"{file." + emptyFile + "}"}}},
+			{"name": "t2", "description": "d", "method": "GET", "path": "/y",
+				"headers": map[string][]string{"X-Missing": {"{file." + missingFile + "}"}, "X-Set": {"{env.CADDY_MCP_TEST_SET}"}}},
+		},
+	})
+	logged := captureStderr(t, func() {
+		if _, err := loadMCP(t, string(config)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, leak := range []string{"s3cret-value", "file-s3cret"} {
+		if strings.Contains(logged, leak) {
+			t.Errorf("the log shows a value: %s", logged)
+		}
+	}
+	type warning struct {
+		Env, File, State string
+		UsedIn           []string `json:"used_in"`
+	}
+	var got []warning
+	for _, line := range strings.Split(logged, "\n") {
+		_, fields, ok := strings.Cut(line, "a placeholder in the configuration resolves to empty text\t")
+		if !ok || !strings.Contains(line, "WARN") {
+			continue
+		}
+		var w warning
+		if err := json.Unmarshal([]byte(fields), &w); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		got = append(got, w)
+	}
+	want := []warning{
+		{Env: "CADDY_MCP_TEST_UNSET", State: "unset", UsedIn: []string{"upstream", "header Authorization"}},
+		{File: emptyFile, State: "empty", UsedIn: []string{"tool t1: header X-File"}},
+		{Env: "CADDY_MCP_TEST_EMPTY", State: "empty", UsedIn: []string{"tool t1: query key", "tool t1: path"}},
+		{File: missingFile, State: "unreadable", UsedIn: []string{"tool t2: header X-Missing"}},
+	}
+	if asJSON(got) != asJSON(want) {
+		t.Errorf("warnings\n%s\nwant\n%s\nlog:\n%s", asJSON(got), asJSON(want), logged)
+	}
+}
+
+// captureStderr returns what fn wrote to os.Stderr, where the development
+// logger a Caddy context without a config gives writes.
+func captureStderr(t *testing.T, fn func()) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	stderr := os.Stderr
+	os.Stderr = f
+	func() {
+		defer func() { os.Stderr = stderr }()
+		fn()
+	}()
+	out, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 // A config that uses every tool subdirective loads, and what clients see

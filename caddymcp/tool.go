@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -147,6 +149,9 @@ type compiledTool struct {
 	quick   *quickCheck // before input, for arg lines
 	output  *jsonschema.Schema
 	timeout caddy.Duration
+	// refs are the {env.*} and {file.*} placeholders in the text this
+	// tool's requests are built from, checked per call (see configRef).
+	refs []configRef
 }
 
 // compile checks t and prepares it. handlerHeaders are the handler-wide
@@ -255,6 +260,13 @@ func (t *Tool) compile(handlerHeaders http.Header) (*compiledTool, error) {
 	}
 	if ct.request, err = upstream.New(spec); err != nil {
 		return nil, err
+	}
+	ct.refs = addRefs(ct.refs, t.Path)
+	for _, f := range spec.Header {
+		ct.refs = addRefs(ct.refs, f.Value)
+	}
+	for _, f := range spec.Query {
+		ct.refs = addRefs(ct.refs, f.Value)
 	}
 
 	ct.mcpTool = mcp.NewToolWithRawSchema(t.Name, t.Description, rawInput)
@@ -406,6 +418,76 @@ func objectProperties(doc []byte) (map[string]schemaProperty, error) {
 		props[name] = schemaProperty{Type: typ, Default: p.Default}
 	}
 	return props, nil
+}
+
+// configRef is a placeholder of configuration text whose value comes from
+// outside the configuration: an environment variable ({env.X}) or a file
+// ({file./path}). The replacer makes an unset one empty without a word, so
+// "Bearer {env.TOKEN}" with TOKEN unset sends "Bearer" on every call and
+// the upstream's 403 says nothing of why: the load and the call log say
+// which one was empty.
+type configRef struct {
+	kind string // "env" or "file", the log field naming it
+	name string // the variable name or the file path
+}
+
+// configRefs returns the configRefs of configuration text.
+func configRefs(text string) []configRef {
+	var refs []configRef
+	for _, key := range upstream.Placeholders(text) {
+		if name, ok := strings.CutPrefix(key, "env."); ok && name != "" {
+			refs = append(refs, configRef{kind: "env", name: name})
+		} else if name, ok := strings.CutPrefix(key, "file."); ok && name != "" {
+			refs = append(refs, configRef{kind: "file", name: name})
+		}
+	}
+	return refs
+}
+
+// addRefs adds the configRefs of text to refs, each once.
+func addRefs(refs []configRef, text string) []configRef {
+	for _, ref := range configRefs(text) {
+		if !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	return refs
+}
+
+// missing says why the placeholder resolves to empty text now ("unset",
+// "empty", "unreadable"), or "" when it has a value. Only the state is
+// looked at, never logged: the value may be a secret.
+func (r configRef) missing() string {
+	if r.kind == "env" {
+		v, set := os.LookupEnv(r.name)
+		switch {
+		case !set:
+			return "unset"
+		case v == "":
+			return "empty"
+		}
+		return ""
+	}
+	info, err := os.Stat(r.name)
+	switch {
+	case err != nil || info.IsDir():
+		return "unreadable"
+	case info.Size() == 0:
+		return "empty"
+	}
+	return ""
+}
+
+// emptyRefs returns those of refs that resolve to empty text now; nil
+// when all have a value, without allocating.
+func emptyRefs(refs []configRef) []configRef {
+	var empty []configRef
+	for _, r := range refs {
+		if r.missing() != "" {
+			empty = append(empty, r)
+		}
+	}
+	return empty
 }
 
 // mergeHeaders returns the handler's headers with the tool's fields

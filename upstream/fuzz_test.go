@@ -11,8 +11,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"unicode"
 
 	"golang.org/x/net/http/httpguts"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Run longer with, for example:
@@ -80,11 +82,15 @@ func decodeLoosely(s string) string {
 }
 
 // decodedDotSegments counts the "." and ".." segments of a path after one round
-// of percent-decoding, with both / and \ as separators (some servers take
-// either).
+// of percent-decoding and NFKC normalization (a fullwidth dot is a dot),
+// with both / and \ as separators (some servers take either).
 func decodedDotSegments(path string) int {
+	return dotSegmentsOf(norm.NFKC.String(decodeLoosely(path)))
+}
+
+func dotSegmentsOf(s string) int {
 	n := 0
-	for _, seg := range strings.FieldsFunc(decodeLoosely(path), func(r rune) bool { return r == '/' || r == '\\' }) {
+	for _, seg := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if seg == "." || seg == ".." {
 			n++
 		}
@@ -92,10 +98,14 @@ func decodedDotSegments(path string) int {
 	return n
 }
 
+// hasControl reports a C0, DEL or C1 control character in s.
+func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) >= 0 }
+
 // FuzzPathTemplate expands fuzzed path templates with fuzzed values.
 // Invariants: no panic; the values never add a "." or ".." segment (after
-// percent-decoding) or a '?' or '#' beyond what the template's own text
-// has; the replacer never sees argument text.
+// percent-decoding and NFKC) or a '?' or '#' beyond what the template's own
+// text has; a value in a slot holds no control character and is no dot
+// segment once normalized; the replacer never sees argument text.
 func FuzzPathTemplate(f *testing.F) {
 	for _, seed := range []struct{ tmpl, a, b string }{
 		{"/repos/{a}/{b}", "caddyserver", "caddy"},
@@ -117,6 +127,13 @@ func FuzzPathTemplate(f *testing.F) {
 		{"/x/{nope}", "v", ""},
 		{"/{a}{b}{path}", "é", "\x00"},
 		{"/a/{a}/{env.X}/{b}/{http.request.header.X}", "..", "/"},
+		{"/x/{a}", "..\x00", ""},
+		{"/x/{a}", "..\t", ""},
+		{"/x/{a}", "\u0085..", ""},
+		{"/x/{a}", "\uff0e\uff0e", ""},
+		{"/x/.{a}", "\uff0e", ""},
+		{"/x/{a}", "a\uff0f\uff0e\uff0e\uff3cb", "\u2025"},
+		{"/raw/%{a}", "00", "0a"},
 		{"", "", ""},
 	} {
 		f.Add(seed.tmpl, seed.a, seed.b)
@@ -148,6 +165,12 @@ func FuzzPathTemplate(f *testing.F) {
 		if n, m := decodedDotSegments(got), decodedDotSegments(baseline); n > m {
 			t.Errorf("template %q with a=%q b=%q expands to %q: %d dot segments, the template alone has %d", tmpl, a, b, got, n, m)
 		}
+		for _, slot := range tpl.Slots() {
+			v := args[slot].(string)
+			if hasControl(v) || dotSegmentsOf(norm.NFKC.String(v)) > 0 {
+				t.Errorf("template %q: the value %q of %s was sent as %q", tmpl, v, slot, got)
+			}
+		}
 		for _, c := range []string{"?", "#"} {
 			if strings.Count(got, c) != strings.Count(baseline, c) {
 				t.Errorf("template %q with a=%q b=%q expands to %q: a value added a %q", tmpl, a, b, got, c)
@@ -178,9 +201,11 @@ func FuzzPathTemplate(f *testing.F) {
 // argument objects. Invariants: no panic; the request goes to the base
 // URL's scheme, host and path prefix; no header value holds CR, LF or
 // another control character; an argument adds no header field and no query
-// key other than its own; the configured secret appears only where the
-// configuration puts it, never in the call's label; argument text never
-// reaches the replacer.
+// key other than its own; the fixed query keys (of the base URL and the
+// query lines) keep exactly their configured value, and no argument of any
+// case of those names is in the query or at the top of a JSON or form
+// body; the configured secret appears only where the configuration puts
+// it, never in the call's label; argument text never reaches the replacer.
 func FuzzNewRequest(f *testing.F) {
 	for _, seed := range []struct {
 		method, path, headerName string
@@ -202,6 +227,14 @@ func FuzzNewRequest(f *testing.F) {
 		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":1e400}`},
 		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":9007199254740993,"q":-0.0}`},
 		{"POST", "/x", "X-H", 1, 9, `{"b":"v"}`},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"ok","key":"attacker","V":"2","fixed":["a","b"]}`},
+		{"POST", "/x/{id}", "X-H", 3, 0, `{"id":"ok","key":"attacker","b":1}`},
+		{"PATCH", "/x/{id}", "X-H", 3, 1, `{"id":"ok","Fixed":"x"}`},
+		{"PUT", "/x/{id}", "X-H", 3, 2, `{"id":"ok","b":{"key":"v"},"extra":"replaces the body"}`},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"..\u0000"}`},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"\uff0e\uff0e"}`},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"a\u0085b"}`},
+		{"GET", "/x/%{id}", "X-H", 0, 0, `{"id":"0a"}`},
 		{"TRACE", "/", "", 0, 0, `{}`},
 		{"GET", "x", "", 0, 0, `null`},
 		{"GET", "/?q", "", 0, 0, `[]`},
@@ -259,7 +292,7 @@ func FuzzNewRequest(f *testing.F) {
 			}
 			return
 		}
-		checkRequest(t, path, req, call, args, secret)
+		checkRequest(t, path, req, call, args, secret, spec.Body)
 
 		// Every string argument with a placeholder appended: it must stay
 		// text, never go through the replacer.
@@ -272,7 +305,7 @@ func FuzzNewRequest(f *testing.F) {
 			}
 		}
 		if err == nil {
-			checkRequest(t, path, req, call, marked, secret)
+			checkRequest(t, path, req, call, marked, secret, spec.Body)
 		}
 	})
 }
@@ -298,7 +331,11 @@ func markStrings(v any, suffix string) any {
 	return v
 }
 
-func checkRequest(t *testing.T, tmpl string, req *http.Request, call Call, args map[string]any, secret string) {
+// fuzzFixedQuery is what the base URL and the query lines of FuzzNewRequest
+// fix, and the one value each must arrive with.
+var fuzzFixedQuery = map[string]string{"fixed": "1", "key": "", "v": "1"}
+
+func checkRequest(t *testing.T, tmpl string, req *http.Request, call Call, args map[string]any, secret string, mode BodyMode) {
 	t.Helper()
 	if req.URL.Scheme != "https" || req.URL.Host != "api.example.com" || req.Host != "api.example.com" {
 		t.Fatalf("the request left the upstream: URL %s, Host %q", req.URL, req.Host)
@@ -345,13 +382,26 @@ func checkRequest(t *testing.T, tmpl string, req *http.Request, call Call, args 
 			}
 		}
 	}
-	if got := query["key"]; len(got) < 1 || got[0] != secret {
-		t.Fatalf("the configured query value was replaced: %q", got)
+	for key, want := range fuzzFixedQuery {
+		if want == "" {
+			want = secret
+		}
+		if got := query[key]; len(got) != 1 || got[0] != want {
+			t.Fatalf("the fixed query parameter %s was changed: %q", key, got)
+		}
+		for k := range query {
+			if k != key && strings.EqualFold(k, key) {
+				t.Fatalf("an argument %s stands beside the fixed query parameter %s: %q", k, key, req.URL.RawQuery)
+			}
+		}
 	}
 	for _, s := range []string{call.Label, call.Path} {
 		if strings.Contains(s, secret) {
 			t.Fatalf("the label shows the secret: %q", s)
 		}
+	}
+	if !hasControl(decodeLoosely(tmpl)) && hasControl(req.URL.Path) {
+		t.Fatalf("an argument put a control character in the path %q", req.URL.Path)
 	}
 	// A path template may put the secret in the path itself (config text
 	// says so); an argument never does.
@@ -369,6 +419,34 @@ func checkRequest(t *testing.T, tmpl string, req *http.Request, call Call, args 
 		}
 		if bytes.Contains(b, []byte(secret)) {
 			t.Fatalf("the body shows the secret: %q", b)
+		}
+		// A whole body argument is the caller's own document, and only
+		// that argument's; the keys of an object or form body are
+		// argument names.
+		var keys []string
+		switch mode {
+		case BodyArg:
+			if want, _ := json.Marshal(args["b"]); !bytes.Equal(b, want) {
+				t.Fatalf("the body %q is not the body argument %s", b, want)
+			}
+		case BodyForm:
+			form, _ := url.ParseQuery(string(b))
+			for k := range form {
+				keys = append(keys, k)
+			}
+		case "", BodyJSON:
+			var obj map[string]json.RawMessage
+			_ = json.Unmarshal(b, &obj)
+			for k := range obj {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			for fixed := range fuzzFixedQuery {
+				if strings.EqualFold(k, fixed) {
+					t.Fatalf("the body has %s beside the fixed query parameter %s: %q", k, fixed, b)
+				}
+			}
 		}
 	}
 }

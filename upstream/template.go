@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Replacer resolves placeholders in configuration text. *caddy.Replacer
@@ -93,7 +97,10 @@ func (t Template) HasSlot(name string) bool {
 
 // ExpandPath returns the escaped path: literal parts through repl, slot
 // values percent-encoded as one path segment each. A slot value of "." or
-// ".." is refused, since it would move the request to another resource.
+// "..", or one that is such a segment once normalized (NFKC: a fullwidth
+// dot is a dot), is refused, since it would move the request to another
+// resource; so is a value with a control character (C0, DEL, C1), which
+// servers trim, cut at or read differently.
 func (t Template) ExpandPath(args map[string]any, repl Replacer) (string, error) {
 	path, _, err := t.expand(args, repl)
 	return path, err
@@ -124,7 +131,10 @@ func (t Template) expand(args map[string]any, repl Replacer) (path, label string
 		if s == "" {
 			return "", "", fmt.Errorf("argument %q: an empty value cannot go in the path", p.text)
 		}
-		if dotSegment(s) {
+		if controls(s) > 0 {
+			return "", "", fmt.Errorf("argument %q: %q is not allowed as a path value (a control character or a byte that is not UTF-8)", p.text, s)
+		}
+		if dotSegment(s) || dotSegment(norm.NFKC.String(s)) {
 			return "", "", fmt.Errorf("argument %q: %q is not allowed as a path value (a . or .. segment)", p.text, s)
 		}
 		esc := url.PathEscape(s)
@@ -134,9 +144,16 @@ func (t Template) expand(args map[string]any, repl Replacer) (path, label string
 	// Each value is checked alone above, but with the text beside it a
 	// value can still make a dot segment once the path is decoded: "x/" in
 	// "/files/{name}." gives "/files/x%2F.", read as "/files/x/." by a
-	// server that decodes %2F; "2e" in "/raw/%{code}" gives "%2e".
-	if len(t.slots) > 0 && dotSegments(decodeEscapes(b.String())) > dotSegments(decodeEscapes(plain.String())) {
-		return "", "", fmt.Errorf("the arguments make a . or .. segment in the path %s once it is decoded", l.String())
+	// server that decodes %2F; "2e" in "/raw/%{code}" gives "%2e", and "00"
+	// gives a NUL.
+	if len(t.slots) > 0 {
+		got, want := decodeEscapes(b.String()), decodeEscapes(plain.String())
+		if dotSegments(norm.NFKC.String(got)) > dotSegments(norm.NFKC.String(want)) {
+			return "", "", fmt.Errorf("the arguments make a . or .. segment in the path %s once it is decoded", l.String())
+		}
+		if controls(got) > controls(want) {
+			return "", "", fmt.Errorf("the arguments make a control character in the path %s once it is decoded", l.String())
+		}
 	}
 	return b.String(), l.String(), nil
 }
@@ -150,10 +167,30 @@ func dotSegment(s string) bool { return dotSegments(s) > 0 }
 // which some servers take as a separator too.
 func dotSegments(s string) int {
 	n := 0
-	for _, seg := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+	for s != "" {
+		seg := s
+		if i := strings.IndexAny(s, `/\`); i >= 0 {
+			seg, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
 		if seg == "." || seg == ".." {
 			n++
 		}
+	}
+	return n
+}
+
+// controls counts the control characters of s: C0, DEL and C1, and the
+// bytes that are not UTF-8 (a server reading Latin-1 takes 0x85 for NEL).
+func controls(s string) int {
+	n := 0
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		if unicode.IsControl(r) || r == utf8.RuneError && size == 1 {
+			n++
+		}
+		s = s[size:]
 	}
 	return n
 }
@@ -195,6 +232,31 @@ func expandLiteral(p templatePart, repl Replacer) string {
 		return p.text
 	}
 	return repl.ReplaceAll(p.text, "")
+}
+
+// Placeholders returns the keys of the placeholders in configuration text
+// s, in order: "env.API_KEY" for {env.API_KEY}. Braces escaped with a
+// backslash are text, as the Replacer reads them.
+func Placeholders(s string) []string {
+	var keys []string
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '{' || s[i+1] == '}') {
+			i++
+			continue
+		}
+		if s[i] != '{' {
+			continue
+		}
+		end := strings.IndexByte(s[i+1:], '}')
+		if end < 0 {
+			break
+		}
+		if key := s[i+1 : i+1+end]; key != "" {
+			keys = append(keys, key)
+		}
+		i += end + 1
+	}
+	return keys
 }
 
 // Text is configuration text that may hold placeholders, such as a fixed

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -72,6 +74,7 @@ type Spec struct {
 // built once from a Spec and is safe for concurrent use.
 type Tool struct {
 	method   string
+	pathText string
 	path     Template
 	args     map[string]*Arg
 	defaults []*Arg
@@ -112,9 +115,10 @@ func New(spec Spec) (*Tool, error) {
 		return nil, fmt.Errorf("path %q: put query parameters in query lines or arguments, not in the path", spec.Path)
 	}
 	t := &Tool{
-		method: method,
-		args:   make(map[string]*Arg, len(spec.Args)),
-		body:   spec.Body,
+		method:   method,
+		pathText: spec.Path,
+		args:     make(map[string]*Arg, len(spec.Args)),
+		body:     spec.Body,
 	}
 	if t.body == "" {
 		t.body = BodyJSON
@@ -190,9 +194,13 @@ func New(spec Spec) (*Tool, error) {
 			if argHeaderForbidden[a.HeaderName] {
 				return nil, fmt.Errorf("argument %q: header %s cannot be set by an argument", a.Name, a.HeaderName)
 			}
-			if _, fixed := headerNames[a.HeaderName]; fixed {
-				return nil, fmt.Errorf("argument %q: header %s is already set by a fixed header", a.Name, a.HeaderName)
+			if other, taken := headerNames[a.HeaderName]; taken {
+				if other == "" {
+					return nil, fmt.Errorf("argument %q: header %s is already set by a fixed header", a.Name, a.HeaderName)
+				}
+				return nil, fmt.Errorf("argument %q: header %s is already set by argument %q", a.Name, a.HeaderName, other)
 			}
+			headerNames[a.HeaderName] = a.Name
 		} else if a.HeaderName != "" {
 			return nil, fmt.Errorf("argument %q: header_name goes only with 'in header'", a.Name)
 		}
@@ -229,7 +237,69 @@ func New(spec Spec) (*Tool, error) {
 	default:
 		return nil, fmt.Errorf("unknown body mode %q (want json, form or arg)", t.body)
 	}
+	fixed := make(url.Values, len(t.query))
+	for _, f := range t.query {
+		fixed[f.name] = nil
+	}
+	for _, name := range argNames(spec.Args) {
+		if key, taken := fixedKey(name, fixed); taken && t.sendsKey(t.args[name]) {
+			return nil, fmt.Errorf("argument %q: the query parameter %s is fixed by a query line, and an argument cannot add to it", name, key)
+		}
+	}
 	return t, nil
+}
+
+// sendsKey reports whether the argument a (nil: an undeclared one) goes on
+// the wire under its own name as a key a server may read as a query
+// parameter: in the query, or in a JSON or form body, which many
+// frameworks merge with the query (Rails params, PHP $_REQUEST, servlet
+// request parameters).
+func (t *Tool) sendsKey(a *Arg) bool {
+	in := t.extra
+	if a != nil {
+		in = a.In
+	}
+	switch in {
+	case InQuery:
+		return true
+	case InBody:
+		return t.bodyArg == ""
+	}
+	return false
+}
+
+// fixedKey reports whether name is one of the keys of fixed, and which.
+// Case is ignored, as some servers ignore it when they read a query.
+func fixedKey(name string, fixed url.Values) (string, bool) {
+	if _, ok := fixed[name]; ok {
+		return name, true
+	}
+	for key := range fixed {
+		if strings.EqualFold(key, name) {
+			return key, true
+		}
+	}
+	return "", false
+}
+
+// refuseFixed returns an error naming the arguments that would add to a
+// query parameter of fixed (the upstream URL's query and the query lines),
+// or nil.
+func (t *Tool) refuseFixed(args map[string]any, fixed url.Values) error {
+	var names []string
+	for name := range args {
+		if _, taken := fixedKey(name, fixed); taken && t.sendsKey(t.args[name]) {
+			names = append(names, strconv.Quote(name))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("argument %s is fixed by the configuration and cannot be sent", names[0])
+	}
+	sort.Strings(names)
+	return fmt.Errorf("arguments %s are fixed by the configuration and cannot be sent", strings.Join(names, ", "))
 }
 
 func argNames(args []Arg) []string {
@@ -242,6 +312,37 @@ func argNames(args []Arg) []string {
 
 // Method returns the upstream HTTP method.
 func (t *Tool) Method() string { return t.method }
+
+// Label names the request a call with args makes, as Call.Label does, for
+// when the request cannot be built; with arguments that do not fit the
+// path, the path template stands in.
+func (t *Tool) Label(args map[string]any) string {
+	if _, label, err := t.path.expand(args, nil); err == nil {
+		return t.method + " " + label
+	}
+	return t.method + " " + t.pathText
+}
+
+// CheckBase reports a declared argument that would add to a query
+// parameter of the upstream URL base, when that URL is known at load.
+// (One known only per call is checked per call, by NewRequest.)
+func (t *Tool) CheckBase(base *url.URL) error {
+	if base == nil || base.RawQuery == "" {
+		return nil
+	}
+	fixed, _ := url.ParseQuery(base.RawQuery)
+	names := make([]string, 0, len(t.args))
+	for name := range t.args {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if key, taken := fixedKey(name, fixed); taken && t.sendsKey(t.args[name]) {
+			return fmt.Errorf("argument %q: the query parameter %s is fixed by the upstream URL, and an argument cannot add to it", name, key)
+		}
+	}
+	return nil
+}
 
 // ApplyDefaults returns args with the declared defaults filled in for
 // omitted arguments. args itself is not changed.
@@ -273,6 +374,21 @@ func (t *Tool) ApplyDefaults(args map[string]any) map[string]any {
 // is empty and the caller completes the request. args must already be
 // validated. Configuration text goes through repl; argument values never do.
 //
+// What the configuration fixes, an argument never adds to or overrides: a
+// query parameter of a query line or of the upstream URL, a fixed header
+// (handler or tool), a path slot. A schema that does not forbid extra
+// properties lets undeclared arguments through, and they go where the
+// default placement puts them (the query of a GET, HEAD or DELETE, else the
+// body); so an argument, declared or not, whose name is a fixed query key
+// (case ignored) is refused with an error naming it, whether it would go in
+// the query or in a JSON or form body, which many servers merge with the
+// query. It is refused rather than dropped so that the caller learns its
+// value was not used. A declared argument that would collide is a
+// configuration error already (New): in the query or body under a query
+// line's key, in a header that is fixed or set by another argument; an
+// argument in a path slot goes nowhere else. With `body arg`, the body is
+// that one argument, and an undeclared argument is refused.
+//
 // The returned Call names the request for results, errors and logs.
 func (t *Tool) NewRequest(ctx context.Context, base *url.URL, args map[string]any, repl Replacer) (*http.Request, Call, error) {
 	path, label, err := t.path.expand(args, repl)
@@ -294,6 +410,11 @@ func (t *Tool) NewRequest(ctx context.Context, base *url.URL, args map[string]an
 	}
 	for _, f := range t.query {
 		query.Add(f.name, f.value.Resolve(repl))
+	}
+	if len(query) > 0 {
+		if err := t.refuseFixed(args, query); err != nil {
+			return nil, call, err
+		}
 	}
 
 	header := make(http.Header, len(t.header)+2)
@@ -340,6 +461,9 @@ func (t *Tool) NewRequest(ctx context.Context, base *url.URL, args map[string]an
 			header[a.HeaderName] = []string{s}
 		case InBody:
 			if t.bodyArg != "" {
+				if a == nil {
+					return nil, call, fmt.Errorf("argument %q is not declared, and the body is the argument %q alone", name, t.bodyArg)
+				}
 				bodyValue, bodyGiven = v, true
 				continue
 			}

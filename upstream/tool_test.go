@@ -61,6 +61,23 @@ func TestParseTemplate(t *testing.T) {
 	}
 }
 
+func TestPlaceholders(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want []string
+	}{
+		{"Bearer {env.TOKEN}", []string{"env.TOKEN"}},
+		{"{env.A}:{file./run/b}{http.request.header.X}", []string{"env.A", "file./run/b", "http.request.header.X"}},
+		{`\{env.A\} {env.B}`, []string{"env.B"}},
+		{"plain", nil},
+		{"{} {unclosed", nil},
+	} {
+		if got := Placeholders(tt.text); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%s: %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
 func TestExpandPath(t *testing.T) {
 	tpl, err := ParseTemplate("/t/{env.TENANT}/files/{path}", func(n string) bool { return n == "path" })
 	if err != nil {
@@ -81,6 +98,20 @@ func TestExpandPath(t *testing.T) {
 		{value: ".", wantErr: "not allowed"},
 		{value: "a/../../etc", wantErr: "not allowed"},
 		{value: `a\..\b`, wantErr: "not allowed"},
+		{value: "..\u0000", wantErr: "control character"},
+		{value: "..\t", wantErr: "control character"},
+		{value: "a\x7fb", wantErr: "control character"},
+		{value: "a\u0085b", wantErr: "control character"},
+		{value: "a\u009fb", wantErr: "control character"},
+		{value: "a\xffb", wantErr: "not UTF-8"},
+		{value: "\uff0e\uff0e", wantErr: "segment"},
+		{value: "\uff0e", wantErr: "segment"},
+		{value: ".\uff0e", wantErr: "segment"},
+		{value: "\u2025", wantErr: "segment"},
+		{value: "a\uff0f\uff0e\uff0e", wantErr: "segment"},
+		{value: "a\uff3c\uff0e\uff0e\uff3cb", wantErr: "segment"},
+		{value: "\uff0e\uff0e\uff0e", want: "/t/acme/files/%EF%BC%8E%EF%BC%8E%EF%BC%8E"},
+		{value: "caf\u00e9 \ufffd", want: "/t/acme/files/caf%C3%A9%20%EF%BF%BD"},
 		{value: "", wantErr: "empty"},
 		{value: []any{"a"}, wantErr: "arrays and objects"},
 		{value: nil, wantErr: "required"},
@@ -106,6 +137,8 @@ func TestExpandPathWithTheTextBeside(t *testing.T) {
 	for _, tt := range []struct {
 		tmpl, value, want string
 	}{
+		{"/files/.{name}", "\uff0e", ""},
+		{"/files/\uff0e{name}/x", "\uff0e", ""},
 		{"/files/{name}./meta", "x/", ""},
 		{"/x/..{name}", "/", ""},
 		{"/raw/%{code}", "2e", ""},
@@ -113,6 +146,10 @@ func TestExpandPathWithTheTextBeside(t *testing.T) {
 		{"/archive/{name}.tar", "x", "/archive/x.tar"},
 		{"/v1/../v2/{name}", "x", "/v1/../v2/x"},
 		{"/v1/../v2/{name}.", "x/", ""},
+		{"/raw/%{code}", "00", "control"},
+		{"/raw/%{code}", "7f", "control"},
+		{"/raw/%{code}", "85", "control"},
+		{"/raw/%00/{name}", "x", "/raw/%00/x"},
 	} {
 		tpl, err := ParseTemplate(tt.tmpl, func(string) bool { return true })
 		if err != nil {
@@ -122,7 +159,9 @@ func TestExpandPathWithTheTextBeside(t *testing.T) {
 		switch {
 		case tt.want == "" && (err == nil || !strings.Contains(err.Error(), "segment")):
 			t.Errorf("%s with %q: %q, %v; want a dot segment refused", tt.tmpl, tt.value, got, err)
-		case tt.want != "" && (err != nil || got != tt.want):
+		case tt.want == "control" && (err == nil || !strings.Contains(err.Error(), "control character")):
+			t.Errorf("%s with %q: %q, %v; want a control character refused", tt.tmpl, tt.value, got, err)
+		case tt.want != "" && tt.want != "control" && (err != nil || got != tt.want):
 			t.Errorf("%s with %q: %q, %v; want %q", tt.tmpl, tt.value, got, err, tt.want)
 		}
 	}
@@ -142,6 +181,11 @@ func TestNewRejects(t *testing.T) {
 		{"array in path", Spec{Method: "GET", Path: "/items/{id}", Args: []Arg{{Name: "id", Type: "array"}}}, "cannot go in the path"},
 		{"object in header", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "h", Type: "object", In: InHeader}}}, "cannot go in the header"},
 		{"header_name without header", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "h", HeaderName: "X-H"}}}, "header_name"},
+		{"query argument over a query line", Spec{Method: "GET", Path: "/", Query: []Field{{"tenant", "acme"}}, Args: []Arg{{Name: "tenant"}}}, `argument "tenant": the query parameter tenant is fixed by a query line`},
+		{"query argument over a query line in another case", Spec{Method: "GET", Path: "/", Query: []Field{{"tenant", "acme"}}, Args: []Arg{{Name: "Tenant", In: InQuery}}}, "the query parameter tenant is fixed"},
+		{"body argument over a query line", Spec{Method: "POST", Path: "/", Query: []Field{{"tenant", "acme"}}, Args: []Arg{{Name: "tenant"}}}, "the query parameter tenant is fixed"},
+		{"form argument over a query line", Spec{Method: "POST", Path: "/", Body: BodyForm, Query: []Field{{"tenant", "acme"}}, Args: []Arg{{Name: "tenant"}}}, "the query parameter tenant is fixed"},
+		{"header argument over another", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "a", In: InHeader, HeaderName: "X-Id"}, {Name: "b", In: InHeader, HeaderName: "x-id"}}}, `header X-Id is already set by argument "a"`},
 		{"header over fixed", Spec{Method: "GET", Path: "/", Header: []Field{{"Authorization", "k"}}, Args: []Arg{{Name: "auth", In: InHeader, HeaderName: "authorization"}}}, "already set"},
 		{"forbidden header", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "h", In: InHeader, HeaderName: "Host"}}}, "cannot be set"},
 		{"bad placement", Spec{Method: "GET", Path: "/", Args: []Arg{{Name: "x", In: "cookie"}}}, "unknown placement"},
@@ -304,6 +348,155 @@ func TestNewRequestRefusesBadValues(t *testing.T) {
 		if _, _, err := tool.NewRequest(context.Background(), base, args, nil); err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+// TestNewRequestKeepsFixedQuery: what a query line or the upstream URL's
+// own query fixes, no argument adds to, whether it is declared or let
+// through by a free-form schema, and wherever it would go (a server may
+// merge the body with the query).
+func TestNewRequestKeepsFixedQuery(t *testing.T) {
+	fixed := []Field{{"tenant", "acme"}, {"api_key", "{env.KEY}"}}
+	repl := mapReplacer{"env.KEY": "s3cret"}
+	tests := []struct {
+		name    string
+		spec    Spec
+		base    string
+		args    map[string]any
+		wantErr string // "" for a request
+		wantURL string
+	}{
+		{
+			name:    "undeclared arguments in a GET",
+			spec:    Spec{Method: "GET", Path: "/s", Query: fixed, Args: []Arg{{Name: "q"}}},
+			args:    map[string]any{"q": "x", "tenant": "globex", "api_key": "attacker"},
+			wantErr: `arguments "api_key", "tenant" are fixed by the configuration and cannot be sent`,
+		},
+		{
+			name:    "undeclared argument in another case",
+			spec:    Spec{Method: "GET", Path: "/s", Query: fixed, Args: []Arg{{Name: "q"}}},
+			args:    map[string]any{"q": "x", "TENANT": "globex"},
+			wantErr: `argument "TENANT" is fixed by the configuration and cannot be sent`,
+		},
+		{
+			name:    "undeclared null argument",
+			spec:    Spec{Method: "DELETE", Path: "/s", Query: fixed},
+			args:    map[string]any{"tenant": nil},
+			wantErr: `argument "tenant" is fixed`,
+		},
+		{
+			name:    "undeclared argument in a JSON body",
+			spec:    Spec{Method: "POST", Path: "/s", Query: fixed, Args: []Arg{{Name: "q"}}},
+			args:    map[string]any{"q": "x", "tenant": "globex"},
+			wantErr: `argument "tenant" is fixed`,
+		},
+		{
+			name:    "undeclared argument in a form body",
+			spec:    Spec{Method: "PUT", Path: "/s", Body: BodyForm, Query: fixed},
+			args:    map[string]any{"tenant": "globex"},
+			wantErr: `argument "tenant" is fixed`,
+		},
+		{
+			name:    "undeclared argument over the upstream URL's query",
+			spec:    Spec{Method: "GET", Path: "/s"},
+			base:    "https://api.example.com/v2?region=eu",
+			args:    map[string]any{"region": "us"},
+			wantErr: `argument "region" is fixed`,
+		},
+		{
+			name:    "declared argument over the query of an upstream URL known per call",
+			spec:    Spec{Method: "GET", Path: "/s", Args: []Arg{{Name: "region"}}},
+			base:    "https://api.example.com/v2?region=eu",
+			args:    map[string]any{"region": "us"},
+			wantErr: `argument "region" is fixed`,
+		},
+		{
+			name:    "undeclared argument beside a whole body argument",
+			spec:    Spec{Method: "PUT", Path: "/list", Body: BodyArg, BodyArg: "items", Args: []Arg{{Name: "items", Type: "array"}}},
+			args:    map[string]any{"items": []any{1.0}, "note": "replace the body"},
+			wantErr: `argument "note" is not declared, and the body is the argument "items" alone`,
+		},
+		{
+			name:    "other undeclared arguments still go where the default puts them",
+			spec:    Spec{Method: "GET", Path: "/s", Query: fixed, Args: []Arg{{Name: "q"}}},
+			args:    map[string]any{"q": "x", "page": 2.0},
+			wantURL: "https://api.example.com/v2/s?api_key=s3cret&page=2&q=x&tenant=acme",
+		},
+		{
+			name:    "a path argument named like a query line",
+			spec:    Spec{Method: "GET", Path: "/tenants/{tenant}", Query: fixed, Args: []Arg{{Name: "tenant"}}},
+			args:    map[string]any{"tenant": "globex"},
+			wantURL: "https://api.example.com/v2/tenants/globex?api_key=s3cret&tenant=acme",
+		},
+		{
+			name:    "a header argument named like a query line",
+			spec:    Spec{Method: "POST", Path: "/s", Query: fixed, Args: []Arg{{Name: "tenant", In: InHeader, HeaderName: "X-Tenant"}}},
+			args:    map[string]any{"tenant": "globex"},
+			wantURL: "https://api.example.com/v2/s?api_key=s3cret&tenant=acme",
+		},
+	}
+	for _, tt := range tests {
+		tool, err := New(tt.spec)
+		if err != nil {
+			t.Errorf("%s: New: %v", tt.name, err)
+			continue
+		}
+		if tt.base == "" {
+			tt.base = "https://api.example.com/v2"
+		}
+		req, _, err := tool.NewRequest(context.Background(), mustURL(t, tt.base), tt.args, repl)
+		if tt.wantErr != "" {
+			if err == nil {
+				t.Errorf("%s: sent %s, want the call refused", tt.name, req.URL)
+			} else if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error %q, want one containing %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		} else if got := req.URL.String(); got != tt.wantURL {
+			t.Errorf("%s: URL %s, want %s", tt.name, got, tt.wantURL)
+		}
+	}
+}
+
+func TestCheckBase(t *testing.T) {
+	base := mustURL(t, "https://api.example.com/v2?Region=eu")
+	for _, tt := range []struct {
+		spec    Spec
+		wantErr string
+	}{
+		{Spec{Method: "GET", Path: "/s", Args: []Arg{{Name: "q"}, {Name: "region"}}}, `argument "region": the query parameter Region is fixed by the upstream URL`},
+		{Spec{Method: "POST", Path: "/s", Args: []Arg{{Name: "region"}}}, `argument "region"`},
+		{Spec{Method: "GET", Path: "/r/{region}", Args: []Arg{{Name: "region"}}}, ""},
+		{Spec{Method: "GET", Path: "/s", Args: []Arg{{Name: "region", In: InHeader}}}, ""},
+		{Spec{Method: "PUT", Path: "/s", Body: BodyArg, BodyArg: "region", Args: []Arg{{Name: "region"}}}, ""},
+	} {
+		tool, err := New(tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tool.CheckBase(base)
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s %s %v: error %v, want %q", tt.spec.Method, tt.spec.Path, tt.spec.Args, err, tt.wantErr)
+		}
+		if err := tool.CheckBase(mustURL(t, "https://api.example.com/v2")); err != nil {
+			t.Errorf("a base without a query: %v", err)
+		}
+	}
+}
+
+func TestLabel(t *testing.T) {
+	tool, err := New(Spec{Method: "get", Path: "/t/{env.TENANT}/items/{id}", Args: []Arg{{Name: "id"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tool.Label(map[string]any{"id": "a b"}); got != "GET /t/{env.TENANT}/items/a%20b" {
+		t.Errorf("label %q", got)
+	}
+	if got := tool.Label(map[string]any{"id": ".."}); got != "GET /t/{env.TENANT}/items/{id}" {
+		t.Errorf("label of a refused value %q", got)
 	}
 }
 
