@@ -63,7 +63,7 @@ type BackendDecl struct {
 // Schemas are read from the raw JSON with their key order kept, so the
 // output is deterministic and follows the backend's own property order.
 func Declarations(backends []BackendDecl) string {
-	d := declWriter{aliases: make(map[string]struct{})}
+	d := declWriter{aliases: make(map[string]struct{}), nextAlias: make(map[string]int)}
 	for i, be := range backends {
 		if i > 0 {
 			d.b.WriteByte('\n')
@@ -74,8 +74,9 @@ func Declarations(backends []BackendDecl) string {
 }
 
 type declWriter struct {
-	b       strings.Builder
-	aliases map[string]struct{} // output type names already used
+	b         strings.Builder
+	aliases   map[string]struct{} // output type names already used
+	nextAlias map[string]int      // per base name, the first number not yet tried
 }
 
 func (d *declWriter) backend(be BackendDecl) {
@@ -153,11 +154,20 @@ func (d *declWriter) alias(backend, tool string) string {
 		base = "_" + base
 	}
 	name := base
-	for n := 2; ; n++ {
-		if _, taken := d.aliases[name]; !taken {
-			break
+	if _, taken := d.aliases[name]; taken {
+		// As in AssignNames: the search goes on where the last one for
+		// this base stopped, so thousands of tools of one name stay linear.
+		n := d.nextAlias[base]
+		if n == 0 {
+			n = 2
 		}
-		name = base + strconv.Itoa(n)
+		for ; ; n++ {
+			name = base + strconv.Itoa(n)
+			if _, taken := d.aliases[name]; !taken {
+				break
+			}
+		}
+		d.nextAlias[base] = n + 1
 	}
 	d.aliases[name] = struct{}{}
 	return name
