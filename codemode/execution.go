@@ -200,7 +200,7 @@ func (ex *execution) result(value []byte, err *Error) *Result {
 	if err == nil && ex.pending > 0 {
 		ex.logs.note(fmt.Sprintf("[%d tool call(s) or timer(s) still running when the code finished were dropped; await every call]", ex.pending))
 	}
-	return &Result{Value: value, Logs: ex.logs.lines(), Err: err, ToolCalls: ex.calls}
+	return &Result{Value: value, console: ex.logs.output(), Err: err, ToolCalls: ex.calls}
 }
 
 // abandon is the result of an execution that did not come back in time:
@@ -208,7 +208,7 @@ func (ex *execution) result(value []byte, err *Error) *Result {
 func (ex *execution) abandon() *Result {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
-	return &Result{Logs: ex.logs.lines(), ToolCalls: ex.calls,
+	return &Result{console: ex.logs.output(), ToolCalls: ex.calls,
 		Err: &Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout) + " (it was stuck in a built-in function)"}}
 }
 
