@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
 )
@@ -37,6 +38,11 @@ type execution struct {
 	joining  []*goja.Object // the arrays join is inside of
 	timers   map[int64]*time.Timer
 	timerID  int64
+
+	// The sandbox's regexp2 regexps, bounded by regexMatchTimeout (see
+	// regexp.go).
+	regexpFields *regexpFields
+	regexps      map[regexpKey]*regexp2.Regexp
 
 	mu      sync.Mutex // guards logs and stopped, read by abandon
 	logs    logBuffer
