@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,39 +96,39 @@ func resolveHeaders(headers map[string]string) func(context.Context) map[string]
 func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 	wait := cm.provisioned.Add(coldStartWait)
 	out := make([]codemode.Binding, 0, len(cm.backends))
-	for _, ref := range cm.backends {
+	for i, ref := range cm.backends {
 		ref := ref
-		tools, err := ref.backend.Tools(ctx, wait)
-		b := codemode.Binding{Name: ref.name, Tools: make(map[string]string, len(tools))}
+		view, err := cm.describe.view(ctx, i, wait)
+		b := codemode.Binding{Name: ref.name}
 		if err != nil {
 			b.Unavailable = err.Error()
 		} else {
-			names := make([]string, len(tools))
-			for i, t := range tools {
-				names[i] = t.Name
-			}
-			idents, _ := codemode.AssignNames(names)
-			for i, id := range idents {
-				b.Tools[id] = names[i]
-			}
+			b.Tools = view.idents
 		}
 		b.Call = func(ctx context.Context, tool string, args []byte) ([]byte, error) {
 			start := time.Now()
 			out, err := ref.backend.Call(ctx, tool, args)
-			outcome := outcomeOK
+			outcome := backendOutcome(err)
 			var be *upstream.BackendError
-			switch {
-			case errors.As(err, &be):
-				outcome = outcomeStatus
+			if errors.As(err, &be) {
 				err = &codemode.ToolError{Message: be.Message}
-			case err != nil:
-				outcome = outcomeUnreachable
 			}
-			cm.metrics.toolCalls.WithLabelValues("codemode", cm.Name, ref.name+"."+tool, outcome).Inc()
-			cm.metrics.toolDuration.WithLabelValues("codemode", cm.Name, ref.name+"."+tool).Observe(time.Since(start).Seconds())
+			// A backend that is down takes any name the code makes up:
+			// only the names of its last tool list become labels.
+			label := toolLabelUnknown
+			if view != nil && view.known[tool] {
+				label = ref.name + "." + tool
+			}
+			cm.metrics.toolCalls.WithLabelValues("codemode", cm.Name, label, outcome).Inc()
+			cm.metrics.toolDuration.WithLabelValues("codemode", cm.Name, label).Observe(time.Since(start).Seconds())
 			if c := cm.logger.Check(zap.DebugLevel, "backend call"); c != nil {
-				c.Write(zap.String("backend", ref.name), zap.String("tool", tool),
-					zap.Duration("duration", time.Since(start)), zap.String("outcome", outcome), zap.Error(err))
+				fields := []zap.Field{zap.String("backend", ref.name)}
+				fields = append(fields, loggedText("tool", tool)...)
+				fields = append(fields, zap.Duration("duration", time.Since(start)), zap.String("outcome", outcome))
+				if err != nil {
+					fields = append(fields, loggedText("error", err.Error())...)
+				}
+				c.Write(fields...)
 			}
 			return out, err
 		}
@@ -136,16 +137,98 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 	return out
 }
 
+// backendView is what the sandbox and the declarations make of one
+// backend's tool list. It is built once per version of the list (see
+// description.view) and shared, read-only, by every execution and
+// tools/list until the list changes: a backend may list thousands of
+// tools.
+type backendView struct {
+	version uint64
+	idents  map[string]string // identifier in the sandbox -> backend tool name
+	known   map[string]bool   // the backend's tool names
+	decl    codemode.BackendDecl
+}
+
+// maxLoggedCollisions bounds the renamed tools one log line lists.
+const maxLoggedCollisions = 10
+
+// newBackendView names the tools for the sandbox and logs, once, the
+// names that collided.
+func (cm *CodeMode) newBackendView(name string, version uint64, tools []upstream.RemoteTool, instructions string) *backendView {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	idents, collisions := codemode.AssignNames(names)
+	v := &backendView{
+		version: version,
+		idents:  make(map[string]string, len(tools)),
+		known:   make(map[string]bool, len(tools)),
+		decl:    codemode.BackendDecl{Name: name, Instructions: instructions, Tools: make([]codemode.ToolDecl, len(tools))},
+	}
+	for i, t := range tools {
+		v.idents[idents[i]] = t.Name
+		v.known[t.Name] = true
+		v.decl.Tools[i] = codemode.ToolDecl{
+			Name: t.Name, Ident: idents[i], Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		}
+	}
+	if len(collisions) > 0 {
+		var renamed []string
+		for _, c := range collisions[:min(len(collisions), maxLoggedCollisions)] {
+			renamed = append(renamed, cutLogged(c.Tool)+" -> "+cutLogged(c.Assigned))
+		}
+		cm.logger.Info("backend tool names collide in the sandbox; renamed",
+			zap.String("backend", name), zap.Int("renamed", len(collisions)), zap.Strings("first", renamed))
+	}
+	return v
+}
+
 // description writes the tool's description: what the sandbox is, and
-// the API as TypeScript declarations. It is rebuilt when a backend's tool
-// list changes.
+// the API as TypeScript declarations. It keeps each backend's view and
+// the text built from them, and rebuilds only what a change touched.
 type description struct {
 	cm *CodeMode
 
-	mu       sync.Mutex
-	versions []uint64
-	text     string
-	built    bool
+	mu    sync.Mutex
+	views []*backendView // per backend, the last one built; nil until listed
+	keys  []viewKey      // what text was built from
+	text  string
+	built bool
+}
+
+// viewKey is what one backend contributes to the description: its list
+// version, or why it is unavailable.
+type viewKey struct {
+	version uint64
+	down    string
+}
+
+// view returns backend i's view of its current tool list, building it if
+// the list changed. When the backend is unavailable it returns the error
+// and the view of its last list, if there was one.
+func (d *description) view(ctx context.Context, i int, wait time.Time) (*backendView, error) {
+	ref := d.cm.backends[i]
+	// The version is read first: the tools may only be newer than it,
+	// and a newer list is built again next time.
+	version := ref.backend.Version()
+	tools, err := ref.backend.Tools(ctx, wait)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.views == nil {
+		d.views = make([]*backendView, len(d.cm.backends))
+	}
+	last := d.views[i]
+	if err != nil {
+		return last, err
+	}
+	if last != nil && last.version == version {
+		return last, nil
+	}
+	v := d.cm.newBackendView(ref.name, version, tools, ref.backend.Instructions())
+	d.views[i] = v
+	return v, nil
 }
 
 // filter is mcp-go's tool filter, used to set the description on each
@@ -164,62 +247,33 @@ func (d *description) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 
 func (d *description) current(ctx context.Context) string {
 	wait := d.cm.provisioned.Add(coldStartWait)
-	decls := make([]codemode.BackendDecl, len(d.cm.backends))
-	versions := make([]uint64, len(d.cm.backends))
-	for i, ref := range d.cm.backends {
-		tools, err := ref.backend.Tools(ctx, wait)
-		versions[i] = ref.backend.Version()
-		decls[i] = codemode.BackendDecl{Name: ref.name}
+	views := make([]*backendView, len(d.cm.backends))
+	keys := make([]viewKey, len(d.cm.backends))
+	for i := range d.cm.backends {
+		v, err := d.view(ctx, i, wait)
 		if err != nil {
-			decls[i].Description = "unavailable right now (" + err.Error() + "); calls to it fail until it is back"
-			versions[i] = ^uint64(0) // rebuild once it is back
+			keys[i].down = err.Error()
 			continue
 		}
-		names := make([]string, len(tools))
-		for j, t := range tools {
-			names[j] = t.Name
-		}
-		idents, collisions := codemode.AssignNames(names)
-		for _, c := range collisions {
-			d.cm.logger.Info("backend tool names collide in the sandbox; renamed",
-				zap.String("backend", ref.name), zap.String("tool", c.Tool), zap.String("renamed", c.Assigned))
-		}
-		for j, t := range tools {
-			decls[i].Tools = append(decls[i].Tools, codemode.ToolDecl{
-				Name: t.Name, Ident: idents[j], Description: t.Description,
-				InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-			})
-		}
+		views[i], keys[i].version = v, v.version
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.built && equalVersions(versions, d.versions) && !contains(versions, ^uint64(0)) {
+	if d.built && slices.Equal(keys, d.keys) {
 		return d.text
 	}
+	decls := make([]codemode.BackendDecl, len(d.cm.backends))
+	for i, ref := range d.cm.backends {
+		if keys[i].down != "" {
+			decls[i] = codemode.BackendDecl{Name: ref.name,
+				Description: "unavailable right now (" + keys[i].down + "); calls to it fail until it is back"}
+			continue
+		}
+		decls[i] = views[i].decl
+	}
 	d.text = d.cm.sandboxRules() + "\n\n```ts\n" + codemode.Declarations(decls) + "```"
-	d.versions, d.built = versions, true
+	d.keys, d.built = keys, true
 	return d.text
-}
-
-func equalVersions(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func contains(s []uint64, v uint64) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // sandboxRules is the part of the description that explains the sandbox.

@@ -92,3 +92,36 @@ return n`, text, calls)
 	b.ReportMetric(perCall(withCalls-without), "sandbox-µs/call")
 	b.ReportMetric(perCall(withCalls-without-direct), "overhead-µs/call")
 }
+
+// BenchmarkManyToolsOfOneName: a backend listing 20,000 tools named "t".
+// It reports what a change of the tool list costs once (naming the tools
+// and writing the declarations), what each tools/list costs after it,
+// and an execution of `return 1`.
+func BenchmarkManyToolsOfOneName(b *testing.B) {
+	cm, _ := loadObserved(b, `{"timeout":"10s","backends":[{"name":"api","url":"`+sameNameBackend(b, 20000, "").URL+`"}]}`)
+	waitListed(b, cm)
+	ctx := context.Background()
+	tools := []mcp.Tool{{Name: cm.ToolName}}
+	var changed, listed, executed time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cm.describe.mu.Lock()
+		cm.describe.views, cm.describe.built = nil, false // as after a change
+		cm.describe.mu.Unlock()
+		start := time.Now()
+		cm.describe.filter(ctx, tools)
+		changed += time.Since(start)
+		start = time.Now()
+		cm.describe.filter(ctx, tools)
+		listed += time.Since(start)
+		start = time.Now()
+		if res := executeCode(cm, map[string]any{"code": "return 1"}); res.IsError {
+			b.Fatal(resultText(res))
+		}
+		executed += time.Since(start)
+	}
+	per := func(d time.Duration, unit time.Duration) float64 { return float64(d) / float64(unit) / float64(b.N) }
+	b.ReportMetric(per(changed, time.Millisecond), "change-ms")
+	b.ReportMetric(per(listed, time.Microsecond), "list-µs")
+	b.ReportMetric(per(executed, time.Millisecond), "execute-ms")
+}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -52,6 +53,27 @@ const coldStartWait = 2 * time.Second
 // ------------|-------------
 // `{http.mcp.method}` | The JSON-RPC method of the request
 // `{http.mcp.tool}` | The tool name of a tools/call
+//
+// With Caddy's metrics on, it counts, in these Prometheus metrics (label
+// values come from the config and the backends' tool lists, never from a
+// request or the code):
+//
+// Metric | Labels
+// -------|-------
+// `caddy_mcp_requests_total` | handler, method
+// `caddy_mcp_rejected_requests_total` | handler, reason
+// `caddy_mcp_tool_calls_total` | handler, server, tool, outcome
+// `caddy_mcp_tool_call_duration_seconds` | handler, server, tool
+//
+// Label | Values
+// ------|-------
+// handler | `codemode`
+// method | `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`, `notifications/initialized`, `notifications/cancelled`, `notifications/other`, `other`
+// reason | `forbidden` (Origin or Host), `method` (not POST), `too_large` (max_request_size), `batch` (a JSON-RPC batch)
+// server | the name
+// tool | the tool_name, for executions; `<backend>.<tool>` for a backend call, with the backend tool's own name; `unknown` for a call of a name on no tool list (the code may call any name on a backend that is down)
+// outcome, of an execution | `ok`, `invalid_arguments`, `syntax_error`, `uncaught_error` (the code threw), `timeout`, `canceled`, `limit_exceeded` (max_tool_calls, max_code_size and the sandbox's bounds), `memory_limit` (max_memory), `stack_overflow`, `busy` (max_concurrent)
+// outcome, of a backend call | `ok`, `upstream_status` (the tool answered with an error), `upstream_error` (the backend could not be reached or failed), `timeout`, `too_large`, `canceled`
 type CodeMode struct {
 	// Name is the server name reported in initialize. Default: caddy-mcp-codemode.
 	Name string `json:"name,omitempty"`
@@ -260,7 +282,11 @@ func (cm *CodeMode) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhtt
 
 var codeInputSchema = json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"JavaScript or TypeScript: the body of an async function. Use await, and return the result."}},"required":["code"],"additionalProperties":false}`)
 
-var codeOutputSchema = json.RawMessage(`{"type":"object","properties":{"result":{"description":"The value the code returned."},"logs":{"type":"array","items":{"type":"string"},"description":"Console output."}}}`)
+var codeOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"result":{"description":"The value the code returned; absent if it returned nothing. When truncated is true and the value did not fit, the start of its JSON text, as a string."},` +
+	`"logs":{"type":"array","items":{"type":"string"},"description":"Console output: the lines that fit, then a line saying how many more were cut, if any."},` +
+	`"truncated":{"type":"boolean","description":"Whether the result or the console output was cut to fit max_output."}},` +
+	`"required":["logs","truncated"]}`)
 
 // execute is the tool: it runs the code with one binding per backend.
 func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -268,6 +294,7 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	args, _ := req.Params.Arguments.(map[string]any)
 	code, ok := args["code"].(string)
 	if !ok {
+		cm.count(outcomeInvalidArgs, time.Since(start))
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(
 			`the "code" argument is required: a string of JavaScript or TypeScript`)}}, nil
 	}
@@ -275,13 +302,14 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		if k != "code" {
 			// As the input schema says: a misspelt or invented argument
 			// is not silently dropped.
+			cm.count(outcomeInvalidArgs, time.Since(start))
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(
 				fmt.Sprintf(`unknown argument %q: execute takes only "code"`, k))}}, nil
 		}
 	}
 	bindings := cm.bindings(ctx)
 	res := cm.runner.Run(ctx, code, bindings)
-	cm.observe(res, time.Since(start))
+	cm.observe(res, errors.Is(ctx.Err(), context.Canceled), time.Since(start))
 
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}
 	if res.Err != nil {
@@ -292,27 +320,36 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if logs == nil {
 		logs = []string{}
 	}
-	structured := map[string]any{"logs": logs}
-	if res.Value != nil && len(res.Value) <= cm.runner.Limits().MaxOutput {
+	// The same parts as the text, so that a client reading only the
+	// structured content reads no more than max_output and knows a cut.
+	structured := map[string]any{"logs": logs, "truncated": res.Cut}
+	switch {
+	case res.ValueCut:
+		structured["result"] = res.ValueShown
+	case res.Value != nil:
 		structured["result"] = res.Value
 	}
 	out.StructuredContent = structured
 	return out, nil
 }
 
+// count counts one execution in the metrics.
+func (cm *CodeMode) count(outcome string, d time.Duration) {
+	cm.metrics.toolCalls.WithLabelValues("codemode", cm.Name, cm.ToolName, outcome).Inc()
+	cm.metrics.toolDuration.WithLabelValues("codemode", cm.Name, cm.ToolName).Observe(d.Seconds())
+}
+
 // observe logs one execution and counts it.
-func (cm *CodeMode) observe(res *codemode.Result, d time.Duration) {
-	outcome := "ok"
+func (cm *CodeMode) observe(res *codemode.Result, canceled bool, d time.Duration) {
+	outcome := executionOutcome(res.Err, canceled)
+	cm.count(outcome, d)
 	level := zapcore.DebugLevel
 	if res.Err != nil {
-		outcome = res.Err.Kind
 		switch res.Err.Kind {
 		case codemode.KindMemory, codemode.KindBusy:
 			level = zapcore.WarnLevel
 		}
 	}
-	cm.metrics.toolCalls.WithLabelValues("codemode", cm.Name, cm.ToolName, outcome).Inc()
-	cm.metrics.toolDuration.WithLabelValues("codemode", cm.Name, cm.ToolName).Observe(d.Seconds())
 	if c := cm.logger.Check(level, "execution"); c != nil {
 		fields := []zap.Field{
 			zap.String("outcome", outcome),
@@ -321,10 +358,36 @@ func (cm *CodeMode) observe(res *codemode.Result, d time.Duration) {
 			zap.Int("output_bytes", len(res.Text)),
 		}
 		if res.Err != nil {
-			fields = append(fields, zap.String("error", res.Err.Message))
+			fields = append(fields, loggedText("error", res.Err.Message)...)
 		}
 		c.Write(fields...)
 	}
+}
+
+// maxLoggedText bounds, in bytes, a string a log line takes from the
+// sandbox or a backend: an error message the code threw may be 32 MiB.
+const maxLoggedText = 1 << 10
+
+// loggedText is the log fields of a string from the sandbox or a backend:
+// the string, cut at maxLoggedText bytes, and its length when it was cut.
+func loggedText(key, text string) []zap.Field {
+	if len(text) <= maxLoggedText {
+		return []zap.Field{zap.String(key, text)}
+	}
+	return []zap.Field{zap.String(key, cutLogged(text)), zap.Int(key+"_bytes", len(text))}
+}
+
+// cutLogged is text cut at maxLoggedText bytes, on a character boundary,
+// with "..." when it was cut.
+func cutLogged(text string) string {
+	if len(text) <= maxLoggedText {
+		return text
+	}
+	n := maxLoggedText
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n] + "..."
 }
 
 // Interface guards

@@ -27,7 +27,7 @@ const unreachableURL = "http://127.0.0.1:1/mcp"
 // Validate. unload cancels the handler's context, which runs its Cleanup,
 // as Caddy does when the config is replaced; it runs at most once, and at
 // the end of the test if the test did not call it.
-func loadCodeMode(t *testing.T, config string) (cm *CodeMode, unload func(), err error) {
+func loadCodeMode(t testing.TB, config string) (cm *CodeMode, unload func(), err error) {
 	t.Helper()
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	// Caddy cancels a context once; a second cancel would run Cleanup again.

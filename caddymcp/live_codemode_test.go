@@ -157,7 +157,7 @@ return {word: first.json.word, item: item.id}`)
 					t.Fatalf("text %q", text)
 				}
 				sc, _ := json.Marshal(res.StructuredContent)
-				if string(sc) != `{"logs":["got caddy-2"],"result":{"item":"caddy-2","word":"caddy"}}` {
+				if string(sc) != `{"logs":["got caddy-2"],"result":{"item":"caddy-2","word":"caddy"},"truncated":false}` {
 					t.Errorf("structuredContent %s", sc)
 				}
 			})

@@ -110,3 +110,33 @@ func TestLiveLogsPlaceholdersMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveCodeModeMetrics: code mode's series in Caddy's metrics. Names
+// the code makes up on a backend that is down are all counted as tool
+// "unknown", and outcomes are snake_case.
+func TestLiveCodeModeMetrics(t *testing.T) {
+	loadCaddyfile(t, "metrics", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	codemode /code {
+		backend down http://%s/mcp
+	}
+}`, closedAddr(t)))
+	c := connect(t, "/code", eras[0], nil)
+	wantToolError(t, execute(t, c, `const names = Array.from({length: 20}, (_, i) => "made_up_" + i);
+for (const n of names) { try { await down[n]({}) } catch (e) {} }
+throw new Error("done")`), "UncaughtError")
+	wantToolError(t, execute(t, c, "return ("), "SyntaxError")
+
+	_, body := do(t, mustRequest(t, http.MethodGet, "http://"+adminAddr+"/metrics"))
+	for _, want := range []string{
+		`caddy_mcp_tool_calls_total{handler="codemode",outcome="upstream_error",server="caddy-mcp-codemode",tool="unknown"} 20`,
+		`caddy_mcp_tool_calls_total{handler="codemode",outcome="uncaught_error",server="caddy-mcp-codemode",tool="execute"} 1`,
+		`caddy_mcp_tool_calls_total{handler="codemode",outcome="syntax_error",server="caddy-mcp-codemode",tool="execute"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(string(body), "made_up") {
+		t.Error("a name the code made up is a label value")
+	}
+}

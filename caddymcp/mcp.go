@@ -55,6 +55,25 @@ func init() {
 // ------------|-------------
 // `{http.mcp.method}` | The JSON-RPC method of the request (tools/call, ...)
 // `{http.mcp.tool}` | The tool name of a tools/call
+//
+// With Caddy's metrics on, it counts, in these Prometheus metrics (label
+// values come from the config, never from a request):
+//
+// Metric | Labels
+// -------|-------
+// `caddy_mcp_requests_total` | handler, method
+// `caddy_mcp_rejected_requests_total` | handler, reason
+// `caddy_mcp_tool_calls_total` | handler, server, tool, outcome
+// `caddy_mcp_tool_call_duration_seconds` | handler, server, tool
+//
+// Label | Values
+// ------|-------
+// handler | `mcp`
+// method | `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`, `notifications/initialized`, `notifications/cancelled`, `notifications/other`, `other`
+// reason | `forbidden` (Origin or Host), `method` (not POST), `too_large` (max_request_size), `batch` (a JSON-RPC batch)
+// server | the name
+// tool | a configured tool's name
+// outcome | `ok`, `invalid_arguments`, `upstream_status` (not 2xx), `invalid_answer` (a 2xx that does not fit: bad JSON, output_schema), `upstream_error` (unreachable), `timeout`, `too_large` (max_response_size), `canceled`, `unhandled` (route mode: nothing after mcp answered)
 type Handler struct {
 	// Name is the server name reported in initialize. Default: caddy-mcp.
 	Name string `json:"name,omitempty"`

@@ -1,9 +1,13 @@
 package caddymcp
 
 import (
+	"context"
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 // metrics are the handlers' Prometheus collectors, registered on each
@@ -50,6 +54,66 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Outcomes of a codemode execution, beside those of call.go that it
+// shares (ok, invalid_arguments, timeout, canceled): the snake_case of the
+// codemode error kinds the model reads.
+const (
+	outcomeSyntaxError   = "syntax_error"
+	outcomeUncaught      = "uncaught_error"
+	outcomeLimit         = "limit_exceeded"
+	outcomeMemoryLimit   = "memory_limit"
+	outcomeStackOverflow = "stack_overflow"
+	outcomeBusy          = "busy"
+)
+
+// toolLabelUnknown is the tool label of a backend call whose name is on
+// no tool list: the code may make up any name while a backend is down.
+const toolLabelUnknown = "unknown"
+
+// executionOutcome is the outcome label of an execution that ended with e.
+func executionOutcome(e *codemode.Error, canceled bool) string {
+	if e == nil {
+		return outcomeOK
+	}
+	switch e.Kind {
+	case codemode.KindSyntax:
+		return outcomeSyntaxError
+	case codemode.KindTimeout:
+		if canceled {
+			return outcomeCanceled
+		}
+		return outcomeTimeout
+	case codemode.KindLimit:
+		return outcomeLimit
+	case codemode.KindMemory:
+		return outcomeMemoryLimit
+	case codemode.KindStack:
+		return outcomeStackOverflow
+	case codemode.KindBusy:
+		return outcomeBusy
+	}
+	return outcomeUncaught
+}
+
+// backendOutcome is the outcome label of a backend call that returned err.
+func backendOutcome(err error) string {
+	var be *upstream.BackendError
+	var tooLarge *upstream.AnswerTooLargeError
+	switch {
+	case err == nil:
+		return outcomeOK
+	case errors.As(err, &be):
+		return outcomeStatus
+	case errors.As(err, &tooLarge):
+		return outcomeTooLarge
+	case errors.Is(err, context.DeadlineExceeded):
+		return outcomeTimeout
+	case errors.Is(err, context.Canceled):
+		return outcomeCanceled
+	}
+	return outcomeUnreachable
 }
 
 // register registers c, or returns the collector already registered under

@@ -2,45 +2,52 @@ package codemode
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/dop251/goja"
 )
 
 // logBuffer keeps console lines up to a byte limit and counts the rest.
+// Once a line does not fit, every later line is counted, not kept: what
+// the model reads has no gaps.
 type logBuffer struct {
-	limit    int
-	kept     []string
-	size     int
-	cutLines int
-	cutBytes int
-	notes    []string
+	limit int
+	kept  []string
+	size  int
+	cut   int // lines counted, not kept
+	notes []string
 }
 
 func (b *logBuffer) add(line string) {
-	if b.cutLines == 0 && b.size+len(line)+1 <= b.limit {
+	if b.cut == 0 && b.size+len(line)+1 <= b.limit {
 		b.kept = append(b.kept, line)
 		b.size += len(line) + 1
 		return
 	}
-	b.cutLines++
-	b.cutBytes += len(line) + 1
+	b.cut++
 }
 
 // full reports whether further lines would only be counted.
-func (b *logBuffer) full() bool { return b.cutLines > 0 }
+func (b *logBuffer) full() bool { return b.cut > 0 }
 
 // note adds a line from the sandbox itself, kept whatever the limit.
 func (b *logBuffer) note(line string) { b.notes = append(b.notes, line) }
 
-func (b *logBuffer) lines() []string {
-	out := append([]string(nil), b.kept...)
-	if b.cutLines > 0 {
-		out = append(out, fmt.Sprintf("[%d more console line(s), %d bytes, cut: the output is limited to %d bytes (max_output)]",
-			b.cutLines, b.cutBytes, b.limit))
+// output is what the buffer holds, for format to fit beside the result.
+func (b *logBuffer) output() consoleOutput {
+	return consoleOutput{
+		lines: append([]string(nil), b.kept...),
+		cut:   b.cut,
+		notes: append([]string(nil), b.notes...),
 	}
-	return append(out, b.notes...)
+}
+
+// consoleOutput is the console of one execution: the lines kept, how many
+// more were cut, and the sandbox's own notes.
+type consoleOutput struct {
+	lines []string
+	cut   int
+	notes []string
 }
 
 // setupConsole adds console.log, info, warn, error and debug. Lines are
@@ -56,18 +63,20 @@ func (ex *execution) setupConsole() error {
 		fn := func(call goja.FunctionCall) goja.Value {
 			ex.mu.Lock()
 			full := ex.logs.full()
-			ex.mu.Unlock()
-			line := ""
 			if full {
-				// Count without formatting: formatting may be costly.
-				line = strings.Repeat(" ", len(call.Arguments))
-			} else {
-				parts := make([]string, len(call.Arguments))
-				for i, a := range call.Arguments {
-					parts[i] = ex.inspect(a)
-				}
-				line = prefix + strings.Join(parts, " ")
+				// Counted without formatting: formatting may be costly,
+				// and the line would not be kept.
+				ex.logs.cut++
 			}
+			ex.mu.Unlock()
+			if full {
+				return goja.Undefined()
+			}
+			parts := make([]string, len(call.Arguments))
+			for i, a := range call.Arguments {
+				parts[i] = ex.inspect(a)
+			}
+			line := prefix + strings.Join(parts, " ")
 			ex.mu.Lock()
 			ex.logs.add(line)
 			ex.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"strconv"
@@ -37,6 +38,9 @@ const (
 	// declMaxEnumSize is the longest enum, in characters, listed as
 	// literals; a longer one shows only the kinds of its values.
 	declMaxEnumSize = 2000
+	// declMaxInstructions bounds, in bytes, the backend instructions
+	// shown above a backend's global.
+	declMaxInstructions = 2 << 10
 	// declInlineWidth is the widest object type printed on one line.
 	declInlineWidth = 80
 )
@@ -54,7 +58,11 @@ type ToolDecl struct {
 type BackendDecl struct {
 	Name        string // the global, already checked with CheckBackendName
 	Description string // optional one-line note, e.g. "unavailable: connection refused"
-	Tools       []ToolDecl
+	// Instructions are the backend's own, from its initialize answer (its
+	// filter syntax, say). They are shown in the comment above the
+	// backend's global, cut at 2 KiB.
+	Instructions string
+	Tools        []ToolDecl
 }
 
 // Declarations renders TypeScript declarations for the backends, in order:
@@ -63,7 +71,7 @@ type BackendDecl struct {
 // Schemas are read from the raw JSON with their key order kept, so the
 // output is deterministic and follows the backend's own property order.
 func Declarations(backends []BackendDecl) string {
-	d := declWriter{aliases: make(map[string]struct{})}
+	d := declWriter{aliases: make(map[string]struct{}), nextAlias: make(map[string]int)}
 	for i, be := range backends {
 		if i > 0 {
 			d.b.WriteByte('\n')
@@ -74,8 +82,9 @@ func Declarations(backends []BackendDecl) string {
 }
 
 type declWriter struct {
-	b       strings.Builder
-	aliases map[string]struct{} // output type names already used
+	b         strings.Builder
+	aliases   map[string]struct{} // output type names already used
+	nextAlias map[string]int      // per base name, the first number not yet tried
 }
 
 func (d *declWriter) backend(be BackendDecl) {
@@ -84,7 +93,14 @@ func (d *declWriter) backend(be BackendDecl) {
 		// Never trust the caller with raw text outside a comment.
 		name = SanitizeIdentifier(name)
 	}
-	writeDoc(&d.b, "", docLines(be.Description))
+	lines := docLines(be.Description)
+	if ins := instructionLines(be.Instructions); len(ins) > 0 {
+		if len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(append(lines, "Instructions from the backend:"), ins...)
+	}
+	writeDoc(&d.b, "", lines)
 	if len(be.Tools) == 0 {
 		d.b.WriteString("declare const " + name + ": {};\n")
 		return
@@ -153,11 +169,20 @@ func (d *declWriter) alias(backend, tool string) string {
 		base = "_" + base
 	}
 	name := base
-	for n := 2; ; n++ {
-		if _, taken := d.aliases[name]; !taken {
-			break
+	if _, taken := d.aliases[name]; taken {
+		// As in AssignNames: the search goes on where the last one for
+		// this base stopped, so thousands of tools of one name stay linear.
+		n := d.nextAlias[base]
+		if n == 0 {
+			n = 2
 		}
-		name = base + strconv.Itoa(n)
+		for ; ; n++ {
+			name = base + strconv.Itoa(n)
+			if _, taken := d.aliases[name]; !taken {
+				break
+			}
+		}
+		d.nextAlias[base] = n + 1
 	}
 	d.aliases[name] = struct{}{}
 	return name
@@ -950,7 +975,23 @@ func (r *schemaRenderer) doc(s *schemaNode) docInfo {
 // docLines turns a description into comment lines: printable text only,
 // trimmed to declMaxDocRunes, lines kept, runs of blank lines collapsed.
 func docLines(text string) []string {
-	text = truncateDoc(cleanDocText(text), declMaxDocRunes)
+	return splitDocLines(truncateDoc(cleanDocText(text), declMaxDocRunes))
+}
+
+// instructionLines turns a backend's instructions into comment lines, as
+// docLines does, cut at declMaxInstructions bytes with a line saying so.
+func instructionLines(text string) []string {
+	text = cleanDocText(text)
+	if len(text) <= declMaxInstructions {
+		return splitDocLines(text)
+	}
+	shown := cutUTF8(text, declMaxInstructions)
+	return append(splitDocLines(shown), fmt.Sprintf("[instructions cut: %d of %d bytes shown]", len(shown), len(text)))
+}
+
+// splitDocLines splits cleaned text into lines, runs of blank lines
+// collapsed.
+func splitDocLines(text string) []string {
 	var lines []string
 	blank := false
 	for _, l := range strings.Split(text, "\n") {

@@ -20,9 +20,10 @@ var updateGolden = os.Getenv("UPDATE_GOLDEN") != ""
 type goldenInput struct {
 	Tools    []goldenTool `json:"tools"`
 	Backends []struct {
-		Name        string       `json:"name"`
-		Description string       `json:"description"`
-		Tools       []goldenTool `json:"tools"`
+		Name         string       `json:"name"`
+		Description  string       `json:"description"`
+		Instructions string       `json:"instructions"`
+		Tools        []goldenTool `json:"tools"`
 	} `json:"backends"`
 }
 
@@ -76,7 +77,7 @@ func TestDeclarationsGolden(t *testing.T) {
 				backends = append(backends, BackendDecl{Name: SanitizeIdentifier(name), Tools: toolDecls(in.Tools)})
 			}
 			for _, b := range in.Backends {
-				backends = append(backends, BackendDecl{Name: b.Name, Description: b.Description, Tools: toolDecls(b.Tools)})
+				backends = append(backends, BackendDecl{Name: b.Name, Description: b.Description, Instructions: b.Instructions, Tools: toolDecls(b.Tools)})
 			}
 			got := Declarations(backends)
 			if again := Declarations(backends); again != got {

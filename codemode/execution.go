@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
 )
@@ -30,12 +32,17 @@ type execution struct {
 	queued   []*queuedCall
 	inflight int // binding calls running on goroutines
 
-	calls    int
+	calls    atomic.Int32 // binding calls made; read by abandon
 	callSlot chan struct{}
 	steps    int            // native work counted by step
 	joining  []*goja.Object // the arrays join is inside of
 	timers   map[int64]*time.Timer
 	timerID  int64
+
+	// The sandbox's regexp2 regexps, bounded by regexMatchTimeout (see
+	// regexp.go).
+	regexpFields *regexpFields
+	regexps      map[regexpKey]*regexp2.Regexp
 
 	mu      sync.Mutex // guards logs and stopped, read by abandon
 	logs    logBuffer
@@ -60,6 +67,9 @@ func newExecution(ctx context.Context, l Limits, s *script, bindings []Binding) 
 		limits:   l,
 		script:   s,
 		bindings: bindings,
+		// Made here, before the execution's goroutine starts: interrupt
+		// reads it from other goroutines.
+		vm:       goja.New(),
 		jobs:     make(chan func(), 64),
 		done:     make(chan struct{}),
 		callSlot: make(chan struct{}, l.MaxParallelCalls),
@@ -77,8 +87,7 @@ func (ex *execution) run() (res *Result) {
 		}
 		ex.stop()
 	}()
-	vm := goja.New()
-	ex.vm = vm
+	vm := ex.vm
 	vm.SetMaxCallStackSize(ex.limits.MaxStackDepth)
 	vm.SetParserOptions(parser.WithDisableSourceMaps)
 	if err := ex.setup(); err != nil {
@@ -200,7 +209,7 @@ func (ex *execution) result(value []byte, err *Error) *Result {
 	if err == nil && ex.pending > 0 {
 		ex.logs.note(fmt.Sprintf("[%d tool call(s) or timer(s) still running when the code finished were dropped; await every call]", ex.pending))
 	}
-	return &Result{Value: value, Logs: ex.logs.lines(), Err: err, ToolCalls: ex.calls}
+	return &Result{Value: value, console: ex.logs.output(), Err: err, ToolCalls: int(ex.calls.Load())}
 }
 
 // abandon is the result of an execution that did not come back in time:
@@ -208,7 +217,7 @@ func (ex *execution) result(value []byte, err *Error) *Result {
 func (ex *execution) abandon() *Result {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
-	return &Result{Logs: ex.logs.lines(), ToolCalls: ex.calls,
+	return &Result{console: ex.logs.output(), ToolCalls: int(ex.calls.Load()),
 		Err: &Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout) + " (it was stuck in a built-in function)"}}
 }
 
@@ -224,11 +233,7 @@ func (ex *execution) stop() {
 }
 
 // interrupt stops the running code with e; safe from any goroutine.
-func (ex *execution) interrupt(e *Error) {
-	if ex.vm != nil {
-		ex.vm.Interrupt(e)
-	}
-}
+func (ex *execution) interrupt(e *Error) { ex.vm.Interrupt(e) }
 
 // limit ends the execution with a limit error, from a native function: the
 // interrupt cannot be caught, and the throw stops the built-in at once.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 )
 
@@ -50,15 +49,9 @@ import (
 // out of the code's reach. Building a wrapper costs about a microsecond,
 // so the guards stay a small part of a fresh runtime.
 
-// regexMatchTimeout bounds one regular expression match. goja runs
-// patterns with lookaround or backreferences on regexp2, which backtracks:
-// /^(?=(a+)+b)/ on 40 a's never ends without it. It is the package-wide
-// default of regexp2, which nothing else in Caddy uses.
+// regexMatchTimeout bounds one regular expression match that runs on
+// regexp2, which backtracks (see regexp.go).
 const regexMatchTimeout = time.Second
-
-func init() {
-	regexp2.DefaultMatchTimeout = regexMatchTimeout
-}
 
 // arrayWalkers are the Array.prototype methods that walk this.length.
 var arrayWalkers = []string{
@@ -79,6 +72,11 @@ const checkStride = 4096
 // guardBuiltins installs the guards in the fresh runtime.
 func (ex *execution) guardBuiltins() error {
 	vm := ex.vm
+	fields, err := regexpFieldsOf()
+	if err != nil {
+		return err
+	}
+	ex.regexpFields = fields
 	global := vm.GlobalObject()
 	proto := func(name string) *goja.Object {
 		return global.Get(name).(*goja.Object).Get("prototype").(*goja.Object)
@@ -486,6 +484,7 @@ func (ex *execution) timed(proto *goja.Object, name string) {
 	}
 	_ = proto.DefineDataProperty(name, ex.vm.ToValue(func(call goja.FunctionCall) goja.Value {
 		ex.step()
+		ex.boundRegexp(call.This)
 		start := time.Now()
 		r, err := orig(call.This, call.Arguments...)
 		if err != nil {

@@ -11,6 +11,10 @@ import (
 // memoryWatchInterval is how often the heap is sampled while executions run.
 const memoryWatchInterval = 5 * time.Millisecond
 
+// maxCollectInterval bounds the backoff between two forced collections
+// while the heap stays over a ceiling (see collectPacer).
+const maxCollectInterval = time.Second
+
 // heapSample is the runtime metric for the bytes of live and not yet swept
 // heap objects: cheap to read, with no stop-the-world.
 const heapSample = "/memory/classes/heap/objects:bytes"
@@ -21,11 +25,21 @@ var watcher = struct {
 	sync.Mutex
 	watched map[*watch]struct{}
 	running bool
-}{watched: make(map[*watch]struct{})}
+	// heap reads the heap and collect forces a collection; tests replace
+	// them while no loop runs.
+	heap    func() int64
+	collect func()
+}{watched: make(map[*watch]struct{}), heap: readHeap, collect: runtime.GC}
 
 type watch struct {
 	limit     int64
 	interrupt func(*Error)
+}
+
+func readHeap() int64 {
+	sample := []metrics.Sample{{Name: heapSample}}
+	metrics.Read(sample)
+	return int64(sample[0].Value.Uint64())
 }
 
 // watchMemory registers an execution with its heap ceiling; the returned
@@ -47,10 +61,10 @@ func watchMemory(limit int64, interrupt func(*Error)) func() {
 }
 
 func watchLoop() {
-	sample := []metrics.Sample{{Name: heapSample}}
 	ticker := time.NewTicker(memoryWatchInterval)
 	defer ticker.Stop()
-	for range ticker.C {
+	var pacer collectPacer
+	for now := range ticker.C {
 		watcher.Lock()
 		if len(watcher.watched) == 0 {
 			watcher.running = false
@@ -63,17 +77,17 @@ func watchLoop() {
 				lowest = w.limit
 			}
 		}
+		heapOf, collect := watcher.heap, watcher.collect
 		watcher.Unlock()
 
-		metrics.Read(sample)
-		heap := int64(sample[0].Value.Uint64())
-		if heap <= lowest {
+		heap := heapOf()
+		if heap <= lowest || !pacer.due(now, heap, lowest) {
 			continue
 		}
 		// Garbage counts until it is swept: collect, then look again.
-		runtime.GC()
-		metrics.Read(sample)
-		heap = int64(sample[0].Value.Uint64())
+		collect()
+		heap = heapOf()
+		pacer.collected(now, heap)
 		watcher.Lock()
 		var over []*watch
 		for w := range watcher.watched {
@@ -88,4 +102,30 @@ func watchLoop() {
 				heap>>20, w.limit>>20)})
 		}
 	}
+}
+
+// collectPacer spaces the collections the watcher forces. A heap that
+// stays over a ceiling (the process's own data, not a sandbox's) would
+// otherwise cost a full collection every tick: the wait between two
+// doubles, up to maxCollectInterval, and starts again once the heap was
+// left alone for a while. A heap that grew by a quarter of the ceiling
+// since the last collection is collected at once: that may be a sandbox
+// allocating.
+type collectPacer struct {
+	last  time.Time     // when the last forced collection ran
+	wait  time.Duration // the least time before the next one
+	after int64         // the heap the last one left
+}
+
+func (p *collectPacer) due(now time.Time, heap, limit int64) bool {
+	return p.last.IsZero() || now.Sub(p.last) >= p.wait || heap-p.after > limit/4
+}
+
+func (p *collectPacer) collected(now time.Time, heap int64) {
+	if p.last.IsZero() || now.Sub(p.last) >= 2*maxCollectInterval {
+		p.wait = memoryWatchInterval
+	} else {
+		p.wait = min(2*p.wait, maxCollectInterval)
+	}
+	p.last, p.after = now, heap
 }

@@ -164,20 +164,30 @@ type Collision struct {
 // SanitizeIdentifier of its name, and for the second and later tools that
 // sanitize to a name already taken, the name with the suffix _2, _3, ...
 // (the first free one). It returns the identifiers in order and the
-// collisions.
+// collisions. It runs in time linear in the number of tools: a backend
+// may list thousands of tools of one name.
 func AssignNames(tools []string) (idents []string, collisions []Collision) {
 	idents = make([]string, len(tools))
 	taken := make(map[string]struct{}, len(tools))
+	// next is, per sanitized name, the first suffix not yet tried. Names
+	// are only ever added, so every suffix below it is still taken, and
+	// starting there finds the same name as searching from 2.
+	next := make(map[string]int)
 	for i, tool := range tools {
 		s := SanitizeIdentifier(tool)
 		ident := s
 		if _, dup := taken[ident]; dup {
-			for n := 2; ; n++ {
+			n := next[s]
+			if n == 0 {
+				n = 2
+			}
+			for ; ; n++ {
 				ident = s + "_" + strconv.Itoa(n)
 				if _, dup := taken[ident]; !dup {
 					break
 				}
 			}
+			next[s] = n + 1
 			collisions = append(collisions, Collision{Tool: tool, Sanitized: s, Assigned: ident})
 		}
 		taken[ident] = struct{}{}

@@ -1,7 +1,9 @@
 package codemode
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -254,5 +256,66 @@ func TestAssignNames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// assignNamesFromTwo is AssignNames as it was first written, searching
+// the suffixes from _2 for every collision: quadratic, and the reference
+// for what the names are.
+func assignNamesFromTwo(tools []string) []string {
+	idents := make([]string, len(tools))
+	taken := make(map[string]bool)
+	for i, tool := range tools {
+		s := SanitizeIdentifier(tool)
+		ident := s
+		for n := 2; taken[ident]; n++ {
+			ident = s + "_" + strconv.Itoa(n)
+		}
+		taken[ident] = true
+		idents[i] = ident
+	}
+	return idents
+}
+
+// TestAssignNamesAsBefore: the names are the ones the search from _2
+// gives, on lists made of few distinct names and their suffixed forms.
+func TestAssignNamesAsBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	parts := []string{"a", "a_2", "a_3", "a_2_2", "b", "b-2", "b.3", "delete", "delete_", "", "-", "a_10", "a_1"}
+	for round := 0; round < 2000; round++ {
+		tools := make([]string, rng.IntN(40))
+		for i := range tools {
+			tools[i] = parts[rng.IntN(len(parts))]
+		}
+		got, _ := AssignNames(tools)
+		if want := assignNamesFromTwo(tools); !reflect.DeepEqual(got, want) {
+			t.Fatalf("AssignNames(%q) = %q, want %q", tools, got, want)
+		}
+	}
+}
+
+// TestAssignNamesManyOfOne: 100,000 tools of one name get t, t_2, ...
+// t_100000. (Searching from _2 each time, that took minutes.)
+func TestAssignNamesManyOfOne(t *testing.T) {
+	const n = 100000
+	tools := make([]string, n)
+	for i := range tools {
+		tools[i] = "t"
+	}
+	idents, collisions := AssignNames(tools)
+	if idents[0] != "t" || idents[1] != "t_2" || idents[n-1] != "t_100000" || len(collisions) != n-1 {
+		t.Errorf("idents %q ... %q, %d collisions", idents[:2], idents[n-1], len(collisions))
+	}
+}
+
+// BenchmarkAssignNames: 20,000 tools of one name.
+func BenchmarkAssignNames(b *testing.B) {
+	tools := make([]string, 20000)
+	for i := range tools {
+		tools[i] = "t"
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		AssignNames(tools)
 	}
 }

@@ -5,10 +5,15 @@ import (
 	"strings"
 )
 
+// outputRoom is the part of max_output kept for the headers and the cut
+// markers around the result and the console lines.
+const outputRoom = 320
+
 // format writes what the model reads: the error or the result, and the
-// console output, within maxOutput bytes. What does not fit is cut with a
-// marker that says what was cut.
-func format(res *Result, maxOutput int) string {
+// console output, within maxOutput bytes, and fills in res.Logs, res.Cut
+// and res.ValueCut to match. What does not fit is cut with a marker that
+// says exactly what was cut.
+func format(res *Result, maxOutput int) {
 	var head string
 	switch {
 	case res.Err != nil:
@@ -16,26 +21,48 @@ func format(res *Result, maxOutput int) string {
 	case res.Value != nil:
 		head = string(res.Value)
 	}
-	logs := strings.Join(res.Logs, "\n")
+	con := res.console
+	budget := max(maxOutput-outputRoom, 0)
+	notesSize := linesSize(con.notes)
+	logsSize := linesSize(con.lines)
 
 	// The result (or error) comes first in the budget: it is the answer.
-	const room = 256 // for the headers and markers
-	if len(head) > maxOutput-room {
-		keep := cutUTF8(head, maxOutput-room)
+	// A quarter of it is kept for console lines, if there are any, so a
+	// few short lines stay beside a big result.
+	headBudget := max(budget-notesSize-min(logsSize, budget/4), 0)
+	headCut := len(head) > headBudget
+	shown := len(head)
+	if headCut {
+		keep := cutUTF8(head, headBudget)
+		shown = len(keep)
+		if res.Err == nil {
+			res.ValueCut, res.ValueShown = true, keep
+		}
 		head = keep + fmt.Sprintf("\n[cut: %d of %d bytes shown; the output is limited to %d bytes (max_output). Return less: filter, slice or pick fields in the code.]",
 			len(keep), len(head), maxOutput)
 	}
-	if budget := maxOutput - len(head) - room; len(logs) > budget {
-		if budget < 0 {
-			budget = 0
+
+	// Then as many whole console lines as fit, in order; a marker counts
+	// every line left out, here or by the console buffer. (The markers
+	// and headers fit in outputRoom.)
+	room := budget - notesSize - shown
+	kept := 0
+	for _, l := range con.lines {
+		if room < len(l)+1 {
+			break
 		}
-		keep := cutUTF8(logs, budget)
-		if i := strings.LastIndexByte(keep, '\n'); i >= 0 {
-			keep = keep[:i]
-		}
-		cut := strings.Count(logs[len(keep):], "\n")
-		logs = keep + fmt.Sprintf("\n[%d more console line(s) cut: the output is limited to %d bytes (max_output)]", cut, maxOutput)
+		room -= len(l) + 1
+		kept++
 	}
+	lines := append([]string(nil), con.lines[:kept]...)
+	cut := con.cut + len(con.lines) - kept
+	if cut > 0 {
+		lines = append(lines, fmt.Sprintf("[%d more console line(s) cut: the output is limited to %d bytes (max_output)]", cut, maxOutput))
+	}
+	lines = append(lines, con.notes...)
+	res.Logs = lines
+	res.Cut = headCut || cut > 0
+	logs := strings.Join(lines, "\n")
 
 	var b strings.Builder
 	switch {
@@ -58,7 +85,16 @@ func format(res *Result, maxOutput int) string {
 		b.WriteString("\n\nResult:\n")
 		b.WriteString(head)
 	}
-	return b.String()
+	res.Text = b.String()
+}
+
+// linesSize is the bytes lines take, one newline each.
+func linesSize(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	return n
 }
 
 // cutUTF8 returns at most n bytes of s, not splitting a character.

@@ -17,7 +17,9 @@ import (
 type Binding struct {
 	// Name is the global, checked with CheckBackendName.
 	Name string
-	// Tools maps each identifier the code calls to the backend's tool name.
+	// Tools maps each identifier the code calls to the backend's tool name
+	// (see AssignNames). The sandbox only reads it: one map may serve
+	// every execution until the backend's tool list changes.
 	Tools map[string]string
 	// Call calls a tool with the arguments as JSON text and returns the
 	// tool's value as JSON text. A *ToolError becomes an Error thrown in the
@@ -116,7 +118,9 @@ type Result struct {
 	// Value is the JSON text of the value the code returned; nil when it
 	// returned nothing (undefined).
 	Value json.RawMessage
-	// Logs are the console lines, as many as max_output allows.
+	// Logs are the console lines Text shows: as many as max_output
+	// allows, then a line saying how many more were cut, if any, then
+	// the sandbox's own notes.
 	Logs []string
 	// Err is why the execution failed; nil on success.
 	Err *Error
@@ -126,6 +130,15 @@ type Result struct {
 	// Text is what the model reads: the result, the logs and the error,
 	// capped at max_output with a marker saying what was cut.
 	Text string
+	// Cut reports that Text leaves out part of the result, of the error
+	// or of the console lines.
+	Cut bool
+	// ValueCut reports that Value did not fit in Text; ValueShown is then
+	// the start of its JSON text that Text shows.
+	ValueCut   bool
+	ValueShown string
+
+	console consoleOutput // what the execution printed, before format
 }
 
 // graceAfterTimeout is how long Run waits, past the timeout, for an
@@ -182,6 +195,6 @@ func timeoutMessage(d time.Duration) string {
 
 func (r *Runner) finish(res *Result, start time.Time) *Result {
 	res.Duration = time.Since(start)
-	res.Text = format(res, r.limits.MaxOutput)
+	format(res, r.limits.MaxOutput)
 	return res
 }

@@ -220,10 +220,10 @@ func (ex *execution) setupBinding(b Binding) error {
 func (ex *execution) bindingCall(b Binding, ident, tool string) func(goja.FunctionCall) goja.Value {
 	label := b.Name + "." + ident
 	return func(call goja.FunctionCall) goja.Value {
-		if ex.calls >= ex.limits.MaxToolCalls {
+		if int(ex.calls.Load()) >= ex.limits.MaxToolCalls {
 			ex.limit(fmt.Sprintf("more than %d tool calls (max_tool_calls)", ex.limits.MaxToolCalls))
 		}
-		ex.calls++
+		ex.calls.Add(1)
 		args := []byte("{}")
 		if a := call.Argument(0); !goja.IsUndefined(a) && !goja.IsNull(a) {
 			text, ok := ex.stringify(a, nil, nil)

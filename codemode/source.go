@@ -52,9 +52,30 @@ var wholeArrow = regexp.MustCompile(`^async\s*(\([^)]*\)|[A-Za-z_$][\w$]*)\s*(:[
 // objects, goes through esbuild's TypeScript transform.
 func prepare(code string) (*script, error) {
 	code = stripFences(code)
-	if err := checkNesting(code); err != nil {
+	var statements []int
+	if err := scanCode(code, func(i int) {
+		if moduleKeyword(code[i:]) {
+			statements = append(statements, i)
+		}
+	}); err != nil {
 		return nil, err
 	}
+	s, err := compile(code)
+	if err == nil || len(statements) == 0 {
+		return s, err
+	}
+	// Module syntax cannot be in a function body. What TypeScript only
+	// uses for types goes; anything else is explained.
+	stripped, merr := stripModuleSyntax(code, statements)
+	if merr != nil {
+		return nil, merr
+	}
+	return compile(stripped)
+}
+
+// compile wraps the code and compiles it: as a whole async arrow
+// function, if it looks like one, else as the body of one.
+func compile(code string) (*script, error) {
 	wraps := []wrapper{bodyWrap}
 	if wholeArrow.MatchString(code) {
 		wraps = []wrapper{arrowWrap, bodyWrap}
@@ -227,10 +248,16 @@ func stripFences(code string) string {
 // checkNesting refuses code whose brackets nest deeper than maxNesting,
 // skipping string literals, template text and comments. A template's ${...}
 // counts as a level, and what is inside it is counted too.
-func checkNesting(code string) error {
+func checkNesting(code string) error { return scanCode(code, nil) }
+
+// scanCode is checkNesting that also calls lineStart, if not nil, with
+// the index of each line's first character of code outside any bracket,
+// string, template or comment: where a top-level statement may start.
+func scanCode(code string, lineStart func(i int)) error {
 	// stack holds, for each open bracket, whether it is a template's ${.
 	var stack []bool
 	line := 1
+	atLineStart := true
 	tooDeep := func() error {
 		return &Error{Kind: KindLimit, Message: fmt.Sprintf("the code nests brackets more than %d levels deep (line %d)", maxNesting, line)}
 	}
@@ -256,9 +283,16 @@ func checkNesting(code string) error {
 	}
 	for i := 0; i < len(code); i++ {
 		c := code[i]
+		if atLineStart && c != '\n' && c != ' ' && c != '\t' && c != '\r' {
+			atLineStart = false
+			if lineStart != nil && len(stack) == 0 && c != '/' {
+				lineStart(i)
+			}
+		}
 		switch c {
 		case '\n':
 			line++
+			atLineStart = true
 		case '(', '[', '{':
 			if stack = append(stack, false); len(stack) > maxNesting {
 				return tooDeep()
@@ -298,6 +332,7 @@ func checkNesting(code string) error {
 					i++
 				}
 				line++
+				atLineStart = true
 			} else if i+1 < len(code) && code[i+1] == '*' {
 				end := strings.Index(code[i+2:], "*/")
 				if end < 0 {

@@ -95,6 +95,8 @@ type Backend struct {
 	firstOnce sync.Once
 	version   atomic.Uint64 // bumped when the tool list changes
 
+	instructions string // from the last initialize answer; a change bumps version too
+
 	wake     chan struct{} // asks the connection loop to reconnect now
 	refresh  chan struct{} // asks for the tool list again
 	settled  chan struct{} // closed and replaced after each attempt
@@ -285,7 +287,7 @@ func staleConnection(err error) bool {
 		strings.Contains(err.Error(), "server closed idle connection")
 }
 
-// Version changes whenever the tool list does.
+// Version changes whenever the tool list or the instructions do.
 func (b *Backend) Version() uint64 { return b.version.Load() }
 
 // Tools returns the backend's exposed tools. Until wait ends it waits for
@@ -489,7 +491,8 @@ func (b *Backend) connect() error {
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "caddy-mcp", Version: "0.1.0"}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	initialized, err := c.Initialize(ctx, init)
+	if err != nil {
 		_ = c.Close()
 		return b.fail(err)
 	}
@@ -501,6 +504,7 @@ func (b *Backend) connect() error {
 	b.mu.Lock()
 	b.client, b.lastErr = c, nil
 	b.setTools(tools)
+	b.setInstructions(initialized.Instructions)
 	b.mu.Unlock()
 	b.firstOnce.Do(func() { close(b.firstConn) })
 	b.cfg.Logger.Debug("backend connected", zap.String("backend", b.cfg.Name),
