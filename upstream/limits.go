@@ -42,10 +42,18 @@ func (e *StreamLimitError) Error() string { return e.msg }
 type answerBody struct {
 	io.ReadCloser
 	read, limit int64
-	tooLong     func() error // the error past limit
+	stream      bool // a session's event stream, not one answer
 	frame       eventFrame
 	state       *callState // may be nil: learns of the broken bound
 	err         error
+}
+
+// tooLong is the error of a body past its limit.
+func (b *answerBody) tooLong() error {
+	if b.stream {
+		return &StreamLimitError{fmt.Sprintf("the backend's event stream passed max_stream_size (%s)", FormatSize(b.limit))}
+	}
+	return &AnswerTooLargeError{Limit: b.limit}
 }
 
 func (b *answerBody) Read(p []byte) (int, error) {
@@ -196,12 +204,8 @@ func (t boundAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	body := &answerBody{ReadCloser: resp.Body, limit: t.limit, state: state,
 		frame: eventFrame{maxLine: t.limit, maxEvent: t.limit}}
-	body.tooLong = func() error { return &AnswerTooLargeError{Limit: t.limit} }
 	if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") == "" {
-		body.limit = t.stream
-		body.tooLong = func() error {
-			return &StreamLimitError{fmt.Sprintf("the backend's event stream passed max_stream_size (%s)", FormatSize(t.stream))}
-		}
+		body.limit, body.stream = t.stream, true
 	}
 	if resp.ContentLength > body.limit {
 		resp.Body.Close()

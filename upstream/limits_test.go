@@ -24,7 +24,7 @@ func TestAnswerBodyTotal(t *testing.T) {
 	}{{0, false}, {9, false}, {10, false}, {11, true}, {1 << 20, true}} {
 		state := new(callState)
 		body := &answerBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("x", tt.size))), limit: 10, state: state,
-			tooLong: func() error { return &AnswerTooLargeError{Limit: 10} }, frame: eventFrame{maxLine: 10, maxEvent: 10}}
+			frame: eventFrame{maxLine: 10, maxEvent: 10}}
 		got, err := io.ReadAll(body)
 		var tooLarge *AnswerTooLargeError
 		if tt.wantErr != errors.As(err, &tooLarge) || tt.wantErr != (state.broken() != nil) {
