@@ -325,3 +325,28 @@ func watchHeap(t *testing.T) func() uint64 {
 	t.Cleanup(func() { close(stop); <-done })
 	return peak.Load
 }
+
+// BenchmarkAnswerBody reads a 1MiB answer through its bounds, as one
+// JSON body and as one event; "plain" reads it with no bounds.
+func BenchmarkAnswerBody(b *testing.B) {
+	json := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}}`
+	for _, bc := range []struct {
+		name, body string
+		bounded    bool
+	}{{"plain", json, false}, {"json", json, true}, {"event", "event: message\ndata: " + json + "\n\n", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.body)))
+			buf := make([]byte, 32<<10)
+			for b.Loop() {
+				var r io.Reader = struct{ io.Reader }{strings.NewReader(bc.body)} // read, not WriteTo
+				if bc.bounded {
+					r = &answerBody{ReadCloser: io.NopCloser(r), limit: DefaultMaxBackendResponse,
+						frame: eventFrame{maxLine: DefaultMaxBackendResponse, maxEvent: DefaultMaxBackendResponse}}
+				}
+				if _, err := io.CopyBuffer(io.Discard, r, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
