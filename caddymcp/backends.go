@@ -61,6 +61,11 @@ func loadBackend(cfg *CodeModeBackend, logger *zap.Logger) (*backendRef, error) 
 			Tools:     cfg.Tools,
 			Timeout:   time.Duration(cfg.Timeout),
 			Logger:    logger,
+
+			MaxTools:        cfg.MaxTools,
+			MaxToolsSize:    cfg.MaxToolsSize,
+			MaxResponseSize: cfg.MaxResponseSize,
+			MaxStreamSize:   cfg.MaxStreamSize,
 		})}, nil
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,10 +114,11 @@ func toolCallSeries(t testing.TB, cm *CodeMode) []string {
 
 // TestManyToolsOfOneName: a backend listing 20,000 tools named "t" is
 // named for the sandbox once per tool list, logged once, and neither
-// tools/list nor an execution redoes that work.
+// tools/list nor an execution redoes that work. max_tools is raised to
+// keep them all (the default keeps 2,000).
 func TestManyToolsOfOneName(t *testing.T) {
 	const n = 20000
-	cm, logs := loadObserved(t, `{"timeout":"10s","backends":[{"name":"api","url":"`+sameNameBackend(t, n, "").URL+`"}]}`)
+	cm, logs := loadObserved(t, `{"timeout":"10s","backends":[{"name":"api","max_tools":`+strconv.Itoa(n)+`,"url":"`+sameNameBackend(t, n, "").URL+`"}]}`)
 	waitListed(t, cm)
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {

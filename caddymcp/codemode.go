@@ -143,6 +143,27 @@ type CodeModeBackend struct {
 
 	// Timeout bounds one call to the backend. Default: 30s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// MaxTools bounds the tools kept from the backend's list: past it the
+	// first ones are kept and the rest refused, with a warning in the log.
+	// Default: 2000.
+	MaxTools int `json:"max_tools,omitempty"`
+
+	// MaxToolsSize bounds the JSON of the tools the backend lists, in
+	// bytes, across all pages, counting the tools that the tools globs
+	// leave out: past it the first tools are kept and the rest refused,
+	// with a warning in the log. Default: 16MiB.
+	MaxToolsSize int64 `json:"max_tools_size,omitempty"`
+
+	// MaxResponseSize bounds one answer from the backend, in bytes, and
+	// each line and event of its event streams; a larger answer fails the
+	// call. Default: 16MiB.
+	MaxResponseSize int64 `json:"max_response_size,omitempty"`
+
+	// MaxStreamSize bounds, in bytes, the event stream of an sse backend's
+	// session, which carries every answer: past it the backend is
+	// reconnected. Default: 1GiB.
+	MaxStreamSize int64 `json:"max_stream_size,omitempty"`
 }
 
 // CaddyModule returns the Caddy module information.

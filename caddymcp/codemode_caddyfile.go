@@ -31,6 +31,10 @@ func parseCodeMode(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //			transport streamable_http|sse
 //			tools     <glob...>
 //			timeout   <duration>
+//			max_tools         <n>
+//			max_tools_size    <size>
+//			max_response_size <size>
+//			max_stream_size   <size>
 //		}
 //		timeout         <duration>
 //		max_tool_calls  <n>
@@ -128,6 +132,14 @@ func parseBackend(d *caddyfile.Dispenser) (*CodeModeBackend, error) {
 			}
 		case "timeout":
 			err = durationArg(d, &b.Timeout)
+		case "max_tools":
+			err = countArg(d, &b.MaxTools)
+		case "max_tools_size":
+			err = sizeArg(d, &b.MaxToolsSize)
+		case "max_response_size":
+			err = sizeArg(d, &b.MaxResponseSize)
+		case "max_stream_size":
+			err = sizeArg(d, &b.MaxStreamSize)
 		default:
 			return nil, d.Errf("backend %s: unknown subdirective %q", b.Name, key)
 		}

@@ -86,6 +86,10 @@ func TestCodeModeUnmarshalCaddyfile(t *testing.T) {
 					transport sse
 					tools     get_* list_issues search_?
 					timeout   5s
+					max_tools         1500
+					max_tools_size    8MiB
+					max_response_size 32MiB
+					max_stream_size   2GiB
 				}
 			}`,
 			want: &CodeMode{Backends: []*CodeModeBackend{{
@@ -98,6 +102,11 @@ func TestCodeModeUnmarshalCaddyfile(t *testing.T) {
 				Transport: "sse",
 				Tools:     []string{"get_*", "list_issues", "search_?"},
 				Timeout:   caddy.Duration(5 * time.Second),
+
+				MaxTools:        1500,
+				MaxToolsSize:    8 << 20,
+				MaxResponseSize: 32 << 20,
+				MaxStreamSize:   2 << 30,
 			}}},
 		},
 		{
@@ -253,6 +262,14 @@ func TestCodeModeUnmarshalCaddyfileErrors(t *testing.T) {
 		{name: "tools without globs", input: backendSnippet("tools"), wantErr: []string{"wrong argument count", "'tools'"}},
 		{name: "backend timeout without value", input: backendSnippet("timeout"), wantErr: []string{"wrong argument count", "'timeout'"}},
 		{name: "backend timeout with two values", input: backendSnippet("timeout 1s 2s"), wantErr: []string{"wrong argument count", "'2s'"}},
+		{name: "max_tools without value", input: backendSnippet("max_tools"), wantErr: []string{"Testfile:3", "wrong argument count", "'max_tools'"}},
+		{name: "max_tools with two values", input: backendSnippet("max_tools 1 2"), wantErr: []string{"wrong argument count", "'2'"}},
+		{name: "max_tools_size without value", input: backendSnippet("max_tools_size"), wantErr: []string{"wrong argument count", "'max_tools_size'"}},
+		{name: "max_tools_size with two values", input: backendSnippet("max_tools_size 1MiB 2MiB"), wantErr: []string{"wrong argument count", "'2MiB'"}},
+		{name: "backend max_response_size without value", input: backendSnippet("max_response_size"), wantErr: []string{"wrong argument count", "'max_response_size'"}},
+		{name: "backend max_response_size with two values", input: backendSnippet("max_response_size 1MiB 2MiB"), wantErr: []string{"wrong argument count", "'2MiB'"}},
+		{name: "max_stream_size without value", input: backendSnippet("max_stream_size"), wantErr: []string{"wrong argument count", "'max_stream_size'"}},
+		{name: "max_stream_size with two values", input: backendSnippet("max_stream_size 1GiB 2GiB"), wantErr: []string{"wrong argument count", "'2GiB'"}},
 
 		// Duplicates, handler level.
 		{name: "name twice", input: "codemode {\n name a\n name b\n}", wantErr: []string{"Testfile:3", "name is set twice"}},
@@ -273,6 +290,10 @@ func TestCodeModeUnmarshalCaddyfileErrors(t *testing.T) {
 		{name: "transport twice", input: backendSnippet("transport sse\ntransport sse"), wantErr: []string{"Testfile:4", "backend api: transport is set twice"}},
 		{name: "tools twice", input: backendSnippet("tools a\ntools b"), wantErr: []string{"backend api: tools is set twice"}},
 		{name: "backend timeout twice", input: backendSnippet("timeout 1s\ntimeout 2s"), wantErr: []string{"backend api: timeout is set twice"}},
+		{name: "max_tools twice", input: backendSnippet("max_tools 1\nmax_tools 2"), wantErr: []string{"Testfile:4", "backend api: max_tools is set twice"}},
+		{name: "max_tools_size twice", input: backendSnippet("max_tools_size 1MiB\nmax_tools_size 2MiB"), wantErr: []string{"backend api: max_tools_size is set twice"}},
+		{name: "backend max_response_size twice", input: backendSnippet("max_response_size 1MiB\nmax_response_size 2MiB"), wantErr: []string{"backend api: max_response_size is set twice"}},
+		{name: "max_stream_size twice", input: backendSnippet("max_stream_size 1GiB\nmax_stream_size 2GiB"), wantErr: []string{"backend api: max_stream_size is set twice"}},
 
 		// Unknown subdirectives at each level.
 		{name: "unknown handler subdirective", input: "codemode {\n backends api http://a/mcp\n}", wantErr: []string{"Testfile:2", `unknown subdirective "backends"`}},
@@ -281,6 +302,9 @@ func TestCodeModeUnmarshalCaddyfileErrors(t *testing.T) {
 		{name: "backend header at handler level", input: "codemode {\n header X-Key v\n}", wantErr: []string{`unknown subdirective "header"`}},
 		{name: "backend transport at handler level", input: "codemode {\n transport sse\n}", wantErr: []string{`unknown subdirective "transport"`}},
 		{name: "backend tools at handler level", input: "codemode {\n tools a\n}", wantErr: []string{`unknown subdirective "tools"`}},
+		{name: "backend max_tools at handler level", input: "codemode {\n max_tools 5\n}", wantErr: []string{`unknown subdirective "max_tools"`}},
+		{name: "backend max_stream_size at handler level", input: "codemode {\n max_stream_size 1GiB\n}", wantErr: []string{`unknown subdirective "max_stream_size"`}},
+		{name: "max_response_size at handler level", input: "codemode {\n max_response_size 1MiB\n}", wantErr: []string{`unknown subdirective "max_response_size"`}},
 		{name: "unknown backend subdirective", input: backendSnippet("url http://a/mcp"), wantErr: []string{"Testfile:3", `backend api: unknown subdirective "url"`}},
 		{name: "handler-level word in a backend", input: backendSnippet("max_tool_calls 5"), wantErr: []string{`backend api: unknown subdirective "max_tool_calls"`}},
 		{name: "name in a backend", input: backendSnippet("name other"), wantErr: []string{`backend api: unknown subdirective "name"`}},
@@ -317,6 +341,18 @@ func TestCodeModeUnmarshalCaddyfileErrors(t *testing.T) {
 		{name: "zero max_concurrent", input: "codemode {\n max_concurrent 0\n}", wantErr: []string{`max_concurrent "0": want a positive whole number`}},
 		{name: "negative max_concurrent", input: "codemode {\n max_concurrent -1\n}", wantErr: []string{`max_concurrent "-1": want a positive whole number`}},
 		{name: "word max_concurrent", input: "codemode {\n max_concurrent x\n}", wantErr: []string{`max_concurrent "x": want a positive whole number`}},
+		{name: "zero max_tools", input: backendSnippet("max_tools 0"), wantErr: []string{"Testfile:3", `max_tools "0": want a positive whole number`}},
+		{name: "negative max_tools", input: backendSnippet("max_tools -5"), wantErr: []string{`max_tools "-5": want a positive whole number`}},
+		{name: "max_tools with a unit", input: backendSnippet("max_tools 2k"), wantErr: []string{`max_tools "2k": want a positive whole number`}},
+		{name: "bad max_tools_size", input: backendSnippet("max_tools_size lots"), wantErr: []string{"Testfile:3", `max_tools_size "lots": want a size`}},
+		{name: "zero max_tools_size", input: backendSnippet("max_tools_size 0"), wantErr: []string{`max_tools_size "0": want a size`}},
+		{name: "huge max_tools_size", input: backendSnippet("max_tools_size 2TiB"), wantErr: []string{`max_tools_size "2TiB": want a size`}},
+		{name: "bad backend max_response_size", input: backendSnippet("max_response_size big"), wantErr: []string{`max_response_size "big": want a size`}},
+		{name: "zero backend max_response_size", input: backendSnippet("max_response_size 0KiB"), wantErr: []string{`max_response_size "0KiB": want a size`}},
+		{name: "negative backend max_response_size", input: backendSnippet("max_response_size -1"), wantErr: []string{`max_response_size "-1": want a size`}},
+		{name: "bad max_stream_size", input: backendSnippet("max_stream_size endless"), wantErr: []string{`max_stream_size "endless": want a size`}},
+		{name: "zero max_stream_size", input: backendSnippet("max_stream_size 0"), wantErr: []string{`max_stream_size "0": want a size`}},
+		{name: "huge max_stream_size", input: backendSnippet("max_stream_size 2TiB"), wantErr: []string{`max_stream_size "2TiB": want a size`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

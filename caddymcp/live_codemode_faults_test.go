@@ -1,6 +1,7 @@
 package caddymcp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,12 +9,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -46,7 +50,7 @@ type faultyBackend struct {
 
 // faultyTools are the tools whose calls misbehave; ping_back and
 // restart_soon behave.
-var faultyTools = []string{"die", "garbage", "not_rpc", "html", "html_error", "huge", "huge_sse", "hang"}
+var faultyTools = []string{"die", "garbage", "not_rpc", "html", "html_error", "huge", "huge_sse", "hang", "session_error"}
 
 // hugeAnswer is the size of the text in the huge answer.
 const hugeAnswer = 50 << 20
@@ -131,16 +135,20 @@ func (f *faultyBackend) callsOf(tool string) int {
 	return f.calls[tool]
 }
 
+// rpcRequest is what the hand-written backends read of a request.
+type rpcRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name   string `json:"name"`
+		Cursor string `json:"cursor"`
+	} `json:"params"`
+}
+
 func (f *faultyBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
+	var msg rpcRequest
 	_ = json.Unmarshal(body, &msg)
 
 	f.mu.Lock()
@@ -217,6 +225,10 @@ func (f *faultyBackend) misbehave(w http.ResponseWriter, tool string, id json.Ra
 		}
 		io.WriteString(w, `"}]}}`)
 		f.hugeWritten.Store(-1)
+	case "session_error":
+		// The tool ran, and its own error names a session.
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"invalid session token"}}`, id)
 	case "hang":
 		w.Header().Set("Content-Type", "application/json")
 		select {
@@ -440,4 +452,279 @@ func TestLiveCodeModeSameCaddyBackendReload(t *testing.T) {
 	loadCaddyfile(t, "", config(one+"\n\t\t"+two))
 	c = connect(t, "/code", eras[0], nil)
 	wantOK(t, execute(t, c, `return await api.two({})`))
+}
+
+// TestLiveCodeModeToolErrorNamingTheSession: a tool that ran and answers
+// "invalid session token" as its own error is not taken for a stale
+// session: it is not sent again, on a stateless or a stateful backend.
+func TestLiveCodeModeToolErrorNamingTheSession(t *testing.T) {
+	modern := startFaultyBackend(t, false, false)
+	legacy := startFaultyBackend(t, true, false)
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	codemode /code {
+		backend modern %s
+		backend legacy %s
+	}
+}`, modern.url(), legacy.url()))
+	c := connect(t, "/code", eras[0], nil)
+	for name, b := range map[string]*faultyBackend{"modern": modern, "legacy": legacy} {
+		wantToolError(t, execute(t, c, fmt.Sprintf(`await %s.session_error({})`, name)), name+".session_error", "invalid session token")
+		if n := b.callsOf("session_error"); n != 1 {
+			t.Errorf("%s: the backend received the call %d times, want once", name, n)
+		}
+	}
+}
+
+// hostileSSE is a backend of the SSE transport, written by hand, whose
+// event stream breaks off into one line that never ends: from the start
+// (atStart), or on a call of its tool pay. Its tool ping behaves. It
+// records how much of the flood it wrote before the client hung up.
+type hostileSSE struct {
+	srv     *httptest.Server
+	atStart bool
+	mu      sync.Mutex
+	stream  chan string // the current stream's messages; "" starts the flood
+	written atomic.Int64
+	floods  atomic.Int32
+	quit    chan struct{} // closed before the server closes: the streams end
+}
+
+// sseFloodCap bounds a flood, far past the 16MiB bound.
+const sseFloodCap = 256 << 20
+
+func startHostileSSE(t *testing.T, atStart bool) *hostileSSE {
+	h := &hostileSSE{atStart: atStart, quit: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /sse", h.serveStream)
+	mux.HandleFunc("POST /message", h.serveMessage)
+	h.srv = httptest.NewServer(mux)
+	t.Cleanup(h.srv.Close)
+	t.Cleanup(func() { close(h.quit) })
+	return h
+}
+
+func (h *hostileSSE) serveStream(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	if h.atStart {
+		h.pour(w)
+		return
+	}
+	msgs := make(chan string, 16)
+	h.mu.Lock()
+	h.stream = msgs
+	h.mu.Unlock()
+	io.WriteString(w, "event: endpoint\ndata: /message\n\n")
+	w.(http.Flusher).Flush()
+	for {
+		select {
+		case m := <-msgs:
+			if m == "" {
+				h.pour(w)
+				return
+			}
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", m)
+			w.(http.Flusher).Flush()
+		case <-r.Context().Done():
+			return
+		case <-h.quit:
+			return
+		}
+	}
+}
+
+// pour writes one line with no end until the client hangs up or the cap
+// is reached; then it holds the stream open, so that a client that read
+// it all keeps it.
+func (h *hostileSSE) pour(w io.Writer) {
+	chunk := []byte(strings.Repeat("x", 32<<10))
+	n := int64(0)
+	for n < sseFloodCap {
+		m, err := w.Write(chunk)
+		if n += int64(m); err != nil {
+			break
+		}
+	}
+	h.written.Store(n)
+	h.floods.Add(1)
+	if n >= sseFloodCap {
+		select {
+		case <-time.After(5 * time.Second):
+		case <-h.quit:
+		}
+	}
+}
+
+func (h *hostileSSE) serveMessage(w http.ResponseWriter, r *http.Request) {
+	var msg rpcRequest
+	_ = json.NewDecoder(r.Body).Decode(&msg)
+	w.WriteHeader(http.StatusAccepted)
+	if msg.ID == nil {
+		return
+	}
+	answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+	result := ""
+	switch {
+	case msg.Method == "initialize":
+		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}`
+	case msg.Method == "tools/list":
+		result = `{"tools":[{"name":"pay","inputSchema":{"type":"object"}},{"name":"ping","inputSchema":{"type":"object"}}]}`
+	case msg.Method == "tools/call" && msg.Params.Name == "ping":
+		result = `{"content":[{"type":"text","text":"pong"}]}`
+	case msg.Method == "tools/call":
+		answer = "" // the flood, instead of an answer
+	}
+	if result != "" {
+		answer = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, result)
+	}
+	h.mu.Lock()
+	stream := h.stream
+	h.mu.Unlock()
+	stream <- answer
+}
+
+// waitDescription waits up to 20s for the description of the execute
+// tool to hold every want, and returns it.
+func waitDescription(t *testing.T, c *client.Client, want ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, missing := res.Tools[0].Description, ""
+		for _, w := range want {
+			if !strings.Contains(d, w) {
+				missing = w
+			}
+		}
+		if missing == "" {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the description lacks %q:\n%.2000s", missing, d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// heapNow is the live heap after a collection.
+func heapNow() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// TestLiveCodeModeSSEBackendFlood: an sse backend whose event stream
+// breaks off into a line that never ends, before the endpoint or in the
+// middle of a call. Caddy stops reading it at 16MiB, describes the
+// backend as unavailable with that reason, keeps no more memory than it
+// had, and the next execution reaches the backend again.
+func TestLiveCodeModeSSEBackendFlood(t *testing.T) {
+	start, mid := startHostileSSE(t, true), startHostileSSE(t, false)
+	before := heapNow()
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	codemode /code {
+		backend start %s/sse {
+			transport sse
+		}
+		backend mid %s/sse {
+			transport sse
+		}
+	}
+}`, start.srv.URL, mid.srv.URL))
+	c := connect(t, "/code", eras[0], nil)
+	const reason = "the backend sent an event stream line longer than 16MiB"
+
+	t.Run("a flood before the endpoint", func(t *testing.T) {
+		waitDescription(t, c, "declare const start", "unavailable right now ("+reason+")")
+		wantToolError(t, execute(t, c, `await start.pay({})`), "start.pay", "unavailable", reason)
+	})
+
+	t.Run("a flood in the middle of a call", func(t *testing.T) {
+		wantOK(t, execute(t, c, `return await mid.ping({})`))
+		wantToolError(t, execute(t, c, `await mid.pay({})`), "mid.pay", "unavailable", reason)
+		if text := wantOK(t, execute(t, c, `return await mid.ping({})`)); text != `"pong"` {
+			t.Errorf("the next execution answered %s", text)
+		}
+	})
+
+	for name, h := range map[string]*hostileSSE{"start": start, "mid": mid} {
+		if n := h.written.Load(); h.floods.Load() == 0 || n > 48<<20 {
+			t.Errorf("%s: the backend wrote %d bytes of a flood (%d floods); the bound is 16MiB", name, n, h.floods.Load())
+		}
+		t.Logf("%s: %d floods, the last %d bytes before Caddy hung up", name, h.floods.Load(), h.written.Load())
+	}
+	if grown := heapNow() - before; grown > 64<<20 {
+		t.Errorf("the heap grew %d MiB", grown>>20)
+	} else {
+		t.Logf("the heap grew %d KiB", grown>>10)
+	}
+}
+
+// TestLiveCodeModeHugeToolList: a backend that lists 400,000 tools a page,
+// page after page. Caddy reads the first page only, declares the first
+// 2000 tools (max_tools' default), keeps little memory, and the code can
+// call a tool it kept.
+func TestLiveCodeModeHugeToolList(t *testing.T) {
+	const perPage = 400000
+	var pages atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg rpcRequest
+		_ = json.NewDecoder(r.Body).Decode(&msg)
+		if msg.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch msg.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"many","version":"1"}}}`, msg.ID)
+		case "tools/list":
+			page := pages.Add(1) - 1
+			bw := bufio.NewWriter(w)
+			fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":%s,"result":{"nextCursor":"%d","tools":[`, msg.ID, page+1)
+			for i := 0; i < perPage; i++ {
+				if i > 0 {
+					bw.WriteByte(',')
+				}
+				fmt.Fprintf(bw, `{"name":"t%d_%d","inputSchema":{}}`, page, i)
+			}
+			bw.WriteString("]}}")
+			bw.Flush()
+		case "tools/call":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"called %s"}]}}`, msg.ID, msg.Params.Name)
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	before := heapNow()
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	codemode /code {
+		backend many %s
+		timeout 10s
+	}
+}`, srv.URL))
+	c := connect(t, "/code", eras[0], nil)
+	// Reading a page of 15MB may outlast the cold start's wait (under the
+	// race detector): the description says "connecting" until it is read.
+	d := waitDescription(t, c, "declare const many", "t0_0(")
+	if !strings.Contains(d, "t0_1999(") || strings.Contains(d, "t0_2000(") {
+		t.Errorf("the description does not declare exactly the first 2000 tools (%d bytes)", len(d))
+	}
+	if n := pages.Load(); n != 1 {
+		t.Errorf("Caddy asked for %d pages of %d tools", n, perPage)
+	}
+	if text := wantOK(t, execute(t, c, `return await many.t0_1999({})`)); text != `"called t0_1999"` {
+		t.Errorf("the call answered %s", text)
+	}
+	grown := heapNow() - before
+	t.Logf("%d pages read; the heap grew %d KiB; the description is %d KiB", pages.Load(), grown>>10, len(d)>>10)
+	if grown > 64<<20 {
+		t.Errorf("the heap grew %d MiB", grown>>20)
+	}
 }

@@ -40,10 +40,20 @@ type BackendConfig struct {
 	// Tools are globs of the tool names to expose; none exposes all.
 	Tools   []string
 	Timeout time.Duration // per call; default 30s
-	// MaxResponseSize bounds the body of one answer; default 16MiB.
-	// mcp-go reads answers whole, and puts the body of a failed one in
-	// its error.
+	// MaxResponseSize bounds the body of one answer, and each line and
+	// event of an event stream; default 16MiB. mcp-go reads answers whole,
+	// and puts the body of a failed one in its error.
 	MaxResponseSize int64
+	// MaxStreamSize bounds a session's event stream (the SSE transport's
+	// GET, which carries every answer) in total; default 1GiB. Past it the
+	// backend is reconnected.
+	MaxStreamSize int64
+	// MaxTools bounds the tools kept from the backend's list; default 2000.
+	MaxTools int
+	// MaxToolsSize bounds the JSON of the tools the backend lists, exposed
+	// or not, across pages; default 16MiB. Past either bound the first
+	// tools are kept and the rest refused, with a warning.
+	MaxToolsSize int64
 	// RefreshInterval is how old the tool list may get before it is listed
 	// again; default 5 minutes. mcp-go's client opens no listening stream,
 	// so list_changed notifications may never arrive.
@@ -87,10 +97,13 @@ type Backend struct {
 	http *http.Client
 
 	mu        sync.Mutex
-	client    *client.Client
+	client    *conn
 	tools     []RemoteTool
 	listedAt  time.Time
 	lastErr   error
+	refusal   string // the last tool list refusal logged
+	strikes   int    // event streams lost in a row, each soon after connecting
+	holdUntil time.Time
 	firstConn chan struct{} // closed after the first successful connection
 	firstOnce sync.Once
 	version   atomic.Uint64 // bumped when the tool list changes
@@ -104,6 +117,21 @@ type Backend struct {
 	stopped  chan struct{}
 	closeOne sync.Once
 	reqID    atomic.Int64
+}
+
+// conn is one initialized connection to the backend.
+type conn struct {
+	*client.Client
+	end   context.CancelFunc // ends the context of the SSE transport's event stream
+	since time.Time
+	// streamLost is why the session's event stream ended; b.mu. The calls
+	// waiting for an answer on it fail with this reason.
+	streamLost error
+}
+
+func (cn *conn) close() {
+	_ = cn.Client.Close()
+	cn.end()
 }
 
 // NewBackend starts connecting to the backend in the background; it never
@@ -121,6 +149,15 @@ func NewBackend(cfg BackendConfig) *Backend {
 	if cfg.MaxResponseSize <= 0 {
 		cfg.MaxResponseSize = DefaultMaxBackendResponse
 	}
+	if cfg.MaxStreamSize <= 0 {
+		cfg.MaxStreamSize = DefaultMaxBackendStream
+	}
+	if cfg.MaxTools <= 0 {
+		cfg.MaxTools = DefaultMaxBackendTools
+	}
+	if cfg.MaxToolsSize <= 0 {
+		cfg.MaxToolsSize = DefaultMaxBackendToolsSize
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -133,12 +170,13 @@ func NewBackend(cfg BackendConfig) *Backend {
 		stop:      make(chan struct{}),
 		stopped:   make(chan struct{}),
 		http: &http.Client{
-			Transport: limitAnswers{limit: cfg.MaxResponseSize, base: newRetryStale(&http.Transport{
-				DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-				MaxIdleConnsPerHost: 64,
-				IdleConnTimeout:     90 * time.Second,
-				TLSHandshakeTimeout: 10 * time.Second,
-			})},
+			Transport: boundAnswers{limit: cfg.MaxResponseSize, stream: cfg.MaxStreamSize, sse: cfg.Transport == TransportSSE,
+				base: newRetryStale(&http.Transport{
+					DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+					MaxIdleConnsPerHost: 64,
+					IdleConnTimeout:     90 * time.Second,
+					TLSHandshakeTimeout: 10 * time.Second,
+				})},
 			// A redirect could carry the configured headers to another host.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
@@ -153,11 +191,11 @@ func (b *Backend) Close() error {
 	b.closeOne.Do(func() { close(b.stop) })
 	<-b.stopped
 	b.mu.Lock()
-	c := b.client
+	cn := b.client
 	b.client = nil
 	b.mu.Unlock()
-	if c != nil {
-		_ = c.Close()
+	if cn != nil {
+		cn.close()
 	}
 	b.http.CloseIdleConnections()
 	return nil
@@ -219,69 +257,6 @@ func (t retryStale) CloseIdleConnections() {
 	t.fresh.CloseIdleConnections()
 }
 
-// limitAnswers fails the answer to a POST past limit bytes: it carries one
-// message (or a call's event stream). A GET is a long-lived event stream
-// that a total would cut off; it is left alone.
-type limitAnswers struct {
-	base  http.RoundTripper
-	limit int64
-}
-
-func (t limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPost {
-		return resp, err
-	}
-	if resp.ContentLength > t.limit {
-		resp.Body.Close()
-		return nil, &AnswerTooLargeError{Limit: t.limit}
-	}
-	state, _ := req.Context().Value(callStateKey{}).(*callState)
-	resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.limit, limit: t.limit, state: state}
-	return resp, nil
-}
-
-func (t limitAnswers) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
-
-// callState travels in the context of a tools/call's requests and learns
-// whether an answer was too large: mcp-go reports an event stream that
-// broke off only as "unexpected nil response".
-type callState struct {
-	tooLarge   atomic.Bool
-	replayable bool // the tool may run twice
-}
-
-type callStateKey struct{}
-
-// limitedBody is a body that fails once it is longer than limit, rather
-// than end early: a cut answer must not pass for a whole one.
-type limitedBody struct {
-	io.ReadCloser
-	left, limit int64
-	state       *callState // may be nil
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left < 0 {
-		return 0, &AnswerTooLargeError{Limit: b.limit}
-	}
-	if int64(len(p)) > b.left+1 {
-		p = p[:b.left+1]
-	}
-	n, err := b.ReadCloser.Read(p)
-	if b.left -= int64(n); b.left < 0 {
-		if b.state != nil {
-			b.state.tooLarge.Store(true)
-		}
-		return n + int(b.left), &AnswerTooLargeError{Limit: b.limit}
-	}
-	return n, err
-}
-
 func staleConnection(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		strings.Contains(err.Error(), "server closed idle connection")
@@ -331,49 +306,54 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 	state := &callState{replayable: b.replayable(tool)}
 	ctx = context.WithValue(ctx, callStateKey{}, state)
 	for attempt := 0; ; attempt++ {
-		c, err := b.connected(ctx)
+		cn, err := b.connected(ctx)
 		if err != nil {
 			return nil, err
 		}
+		state.retry()
 		req := mcp.CallToolRequest{}
 		req.Params.Name = tool
 		req.Params.Arguments = args
-		res, err := c.CallTool(ctx, req)
+		res, err := cn.CallTool(ctx, req)
 		if err == nil {
 			return valueOf(res)
 		}
-		if state.tooLarge.Load() {
-			return nil, &AnswerTooLargeError{Limit: b.cfg.MaxResponseSize}
+		if bound := state.broken(); bound != nil {
+			return nil, bound
 		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("no answer within %s: %w", b.cfg.Timeout, ctx.Err())
-		}
-		switch {
-		case staleSession(err) || unreachable(err):
+		if ctx.Err() == nil && (staleSession(err, state) || unreachable(err)) {
 			// The request never ran: reconnect, and try once more.
-			b.drop(c, err)
+			b.drop(cn, err)
 			if attempt == 0 {
 				continue
 			}
 			return nil, fmt.Errorf("unavailable: %w", cleanMCPError(err))
-		case unknownTool(err):
+		}
+		// The answer was to come on the event stream, which ended.
+		if lost := b.streamLost(cn); lost != nil {
+			return nil, fmt.Errorf("unavailable: %w", lost)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("no answer within %s: %w", b.cfg.Timeout, ctx.Err())
+		}
+		if unknownTool(err) {
 			b.askRefresh()
 		}
 		return nil, cleanMCPError(err)
 	}
 }
 
-// connected returns the current client, asking for a connection and
-// waiting for the attempt when there is none.
-func (b *Backend) connected(ctx context.Context) (*client.Client, error) {
+// connected returns the current connection, asking for one and waiting
+// for the attempt when there is none.
+func (b *Backend) connected(ctx context.Context) (*conn, error) {
 	for tries := 0; tries < 2; tries++ {
 		b.mu.Lock()
-		c, settled, lastErr := b.client, b.settled, b.lastErr
+		cn, settled, lastErr, held := b.client, b.settled, b.lastErr, time.Now().Before(b.holdUntil)
 		b.mu.Unlock()
-		if c != nil {
-			return c, nil
+		if cn != nil {
+			return cn, nil
 		}
-		if tries == 1 {
+		if tries == 1 || held {
 			if lastErr == nil {
 				lastErr = errors.New("not connected")
 			}
@@ -394,19 +374,64 @@ func (b *Backend) connected(ctx context.Context) (*client.Client, error) {
 	return nil, errors.New("unavailable")
 }
 
-// drop forgets a client that failed, so that the loop reconnects.
-func (b *Backend) drop(c *client.Client, err error) {
+func (b *Backend) streamLost(cn *conn) error {
 	b.mu.Lock()
-	if b.client == c {
-		b.client = nil
-		b.lastErr = cleanMCPError(err)
+	defer b.mu.Unlock()
+	return cn.streamLost
+}
+
+// drop forgets a connection that failed, so that the loop reconnects.
+func (b *Backend) drop(cn *conn, err error) {
+	err = cleanMCPError(err)
+	b.mu.Lock()
+	if b.client == cn {
+		b.client, b.lastErr = nil, err
 	}
 	b.mu.Unlock()
-	go c.Close()
+	go cn.close()
 	select {
 	case b.wake <- struct{}{}:
 	default:
 	}
+}
+
+// lose ends a connection whose event stream ended: mcp-go's SSE transport
+// would go on sending requests whose answers can no longer arrive. A
+// stream that ends soon after it began, again and again, holds off the
+// next connection for longer each time: a backend that breaks a bound on
+// its stream at once must not be read at the speed of the network.
+func (b *Backend) lose(cn *conn, err error, cancelAttempt context.CancelFunc) {
+	var bound *StreamLimitError
+	if !errors.As(err, &bound) {
+		err = fmt.Errorf("the backend's event stream ended: %w", CleanError(err))
+	}
+	b.mu.Lock()
+	if cn.streamLost == nil {
+		cn.streamLost = err
+	}
+	current := b.client == cn
+	if current {
+		if time.Since(cn.since) > time.Minute {
+			b.strikes = 0
+		}
+		b.strikes++
+		b.holdUntil = time.Now().Add(holdFor(b.strikes))
+	}
+	b.mu.Unlock()
+	cancelAttempt()
+	if current {
+		b.drop(cn, err)
+	}
+}
+
+// holdFor is how long the loop waits before connecting again after the
+// n-th event stream in a row that ended soon after it began: not at all
+// the first time (a backend restarted), then from 250ms doubling to 30s.
+func holdFor(n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	return min(250*time.Millisecond<<min(n-2, 8), 30*time.Second)
 }
 
 func (b *Backend) askRefresh() {
@@ -423,22 +448,19 @@ func (b *Backend) loop() {
 	backoff := 250 * time.Millisecond
 	for {
 		b.mu.Lock()
-		up := b.client != nil
+		up, hold := b.client != nil, time.Until(b.holdUntil)
 		b.mu.Unlock()
 		if !up {
+			if hold > 0 && !b.sleep(hold, false) {
+				return
+			}
 			err := b.connect()
 			b.settle()
 			if err != nil {
 				b.cfg.Logger.Debug("backend unavailable", zap.String("backend", b.cfg.Name), zap.Error(err), zap.Duration("retry_in", backoff))
-				t := time.NewTimer(backoff)
-				select {
-				case <-b.stop:
-					t.Stop()
+				if !b.sleep(backoff, true) {
 					return
-				case <-b.wake:
-				case <-t.C:
 				}
-				t.Stop()
 				if backoff *= 2; backoff > 30*time.Second {
 					backoff = 30 * time.Second
 				}
@@ -459,6 +481,24 @@ func (b *Backend) loop() {
 		}
 		t.Stop()
 	}
+}
+
+// sleep waits d, or less if woken and wakeable; it reports false when the
+// backend is closing.
+func (b *Backend) sleep(d time.Duration, wakeable bool) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	wake := b.wake
+	if !wakeable {
+		wake = nil
+	}
+	select {
+	case <-b.stop:
+		return false
+	case <-wake:
+	case <-t.C:
+	}
+	return true
 }
 
 // settle tells waiters that a connection attempt is over.
@@ -484,25 +524,39 @@ func (b *Backend) connect() error {
 	if err != nil {
 		return b.fail(err)
 	}
-	if err := c.Start(ctx); err != nil {
-		_ = c.Close()
-		return b.fail(err)
+	// The SSE transport reads its event stream under Start's context for
+	// as long as the connection lasts: the stream gets a context of its
+	// own, which the end of this attempt cancels until the attempt succeeds.
+	life, end := context.WithCancel(context.Background())
+	unlink := context.AfterFunc(ctx, end)
+	cn := &conn{Client: c, end: end}
+	c.OnConnectionLost(func(err error) { b.lose(cn, err, cancel) })
+	state := &callState{replayable: true}
+	calls := context.WithValue(ctx, callStateKey{}, state)
+	if err := c.Start(life); err != nil {
+		return b.failConnect(cn, state, err)
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "caddy-mcp", Version: "0.1.0"}
-	initialized, err := c.Initialize(ctx, init)
+	initialized, err := c.Initialize(calls, init)
 	if err != nil {
-		_ = c.Close()
-		return b.fail(err)
+		return b.failConnect(cn, state, err)
 	}
-	tools, err := b.listTools(ctx, c)
+	tools, err := b.listTools(calls, c)
 	if err != nil {
-		_ = c.Close()
-		return b.fail(err)
+		return b.failConnect(cn, state, err)
+	}
+	if !unlink() {
+		return b.failConnect(cn, state, ctx.Err())
 	}
 	b.mu.Lock()
-	b.client, b.lastErr = c, nil
+	if cn.streamLost != nil {
+		b.mu.Unlock()
+		return b.failConnect(cn, state, cn.streamLost)
+	}
+	cn.since = time.Now()
+	b.client, b.lastErr = cn, nil
 	b.setTools(tools)
 	b.setInstructions(initialized.Instructions)
 	b.mu.Unlock()
@@ -510,6 +564,19 @@ func (b *Backend) connect() error {
 	b.cfg.Logger.Debug("backend connected", zap.String("backend", b.cfg.Name),
 		zap.String("protocol", c.ProtocolVersion()), zap.Int("tools", len(tools)))
 	return nil
+}
+
+// failConnect closes the connection of a failed attempt and records why
+// it failed: a lost event stream or a broken bound says more than the
+// error mcp-go returned for it.
+func (b *Backend) failConnect(cn *conn, state *callState, err error) error {
+	cn.close()
+	if lost := b.streamLost(cn); lost != nil {
+		err = lost
+	} else if bound := state.broken(); bound != nil {
+		err = bound
+	}
+	return b.fail(err)
 }
 
 func (b *Backend) fail(err error) error {
@@ -532,15 +599,16 @@ func (b *Backend) relist() {
 // Caddy, whose list was read from the previous config.
 func (b *Backend) Relist(ctx context.Context) {
 	b.mu.Lock()
-	c := b.client
+	cn := b.client
 	b.mu.Unlock()
-	if c == nil {
+	if cn == nil {
 		return
 	}
-	tools, err := b.listTools(ctx, c)
+	state := &callState{replayable: true}
+	tools, err := b.listTools(context.WithValue(ctx, callStateKey{}, state), cn.Client)
 	if err != nil {
-		if staleSession(err) || unreachable(err) {
-			b.drop(c, err)
+		if staleSession(err, state) || unreachable(err) {
+			b.drop(cn, err)
 		}
 		return
 	}
@@ -592,78 +660,6 @@ func (b *Backend) newClient() (*client.Client, error) {
 	default:
 		return nil, fmt.Errorf("unknown transport %q", b.cfg.Transport)
 	}
-}
-
-// listTools sends tools/list through the transport and keeps the raw JSON
-// of each tool: mcp-go's mcp.Tool drops parts of schemas ($schema, oneOf,
-// a top-level title) and the order of nested properties.
-func (b *Backend) listTools(ctx context.Context, c *client.Client) ([]RemoteTool, error) {
-	var out []RemoteTool
-	cursor := ""
-	for page := 0; page < 100; page++ {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		var header http.Header
-		if v := c.ProtocolVersion(); mcp.IsModernProtocol(v) {
-			params["_meta"] = map[string]any{
-				mcp.MetaKeyProtocolVersion:    v,
-				mcp.MetaKeyClientCapabilities: map[string]any{},
-				mcp.MetaKeyClientInfo:         mcp.Implementation{Name: "caddy-mcp", Version: "0.1.0"},
-			}
-			encoded, _ := json.Marshal(params)
-			header = http.Header{}
-			for k, v := range mcp.StandardHeaders(v, mcp.MethodToolsList, encoded) {
-				header.Set(k, v)
-			}
-		}
-		resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
-			JSONRPC: mcp.JSONRPC_VERSION,
-			ID:      mcp.NewRequestId(b.reqID.Add(1)),
-			Method:  string(mcp.MethodToolsList),
-			Params:  params,
-			Header:  header,
-		})
-		if err != nil {
-			return nil, err
-		}
-		if resp.Error != nil {
-			return nil, resp.Error.AsError()
-		}
-		var result struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor string            `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(resp.Result, &result); err != nil {
-			return nil, fmt.Errorf("tools/list answer: %w", err)
-		}
-		for _, raw := range result.Tools {
-			var t struct {
-				Name         string          `json:"name"`
-				Description  string          `json:"description"`
-				InputSchema  json.RawMessage `json:"inputSchema"`
-				OutputSchema json.RawMessage `json:"outputSchema"`
-				Annotations  json.RawMessage `json:"annotations"`
-			}
-			if json.Unmarshal(raw, &t) != nil || t.Name == "" || !b.exposed(t.Name) {
-				continue
-			}
-			// Hints of the wrong shape count as absent, not as a bad tool.
-			var hints struct {
-				ReadOnly   bool `json:"readOnlyHint"`
-				Idempotent bool `json:"idempotentHint"`
-			}
-			_ = json.Unmarshal(t.Annotations, &hints)
-			out = append(out, RemoteTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-				Replayable: hints.ReadOnly || hints.Idempotent})
-		}
-		if result.NextCursor == "" || result.NextCursor == cursor {
-			break
-		}
-		cursor = result.NextCursor
-	}
-	return out, nil
 }
 
 // replayable reports whether the last tool list marks a tool read-only or
@@ -723,17 +719,20 @@ func valueOf(res *mcp.CallToolResult) (json.RawMessage, error) {
 	return json.Marshal(text)
 }
 
-// staleSession reports an answer saying the server no longer knows the
-// session: 404 (mcp-go's ErrSessionTerminated) or a 400 naming the session.
-func staleSession(err error) bool {
-	if errors.Is(err, transport.ErrSessionTerminated) {
-		return true
+// staleSession reports a request the backend refused because it no longer
+// knows the session, and so did not run: the answer to a request that
+// carried a session was 404 (mcp-go's ErrSessionTerminated) or 400
+// (server-everything, mcp-go's SSE server), or mcp-go did not send it at
+// all because an earlier answer had ended the session. It goes by status
+// and error type only: a tool's own answer, whatever its text, came with
+// another status, and a request that may have reached the tool is never
+// sent again.
+func staleSession(err error, state *callState) bool {
+	status, session := state.answer()
+	if status == 0 {
+		return errors.Is(err, transport.ErrSessionTerminated)
 	}
-	msg := strings.ToLower(err.Error())
-	return strings.Contains(msg, "session") &&
-		(strings.Contains(msg, "invalid") || strings.Contains(msg, "no valid") || strings.Contains(msg, "not found") ||
-			strings.Contains(msg, "terminated") || strings.Contains(msg, "unknown") || strings.Contains(msg, "expired") ||
-			strings.Contains(msg, "bad request") || strings.Contains(msg, "400"))
+	return session && (status == http.StatusNotFound || status == http.StatusBadRequest)
 }
 
 // unreachable reports an error where the request cannot have reached the
@@ -743,9 +742,12 @@ func unreachable(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial")
 }
 
+// unknownTool reports the JSON-RPC error of a call the server refused for
+// its method or tool: -32602 (invalid params, which the spec and mcp-go
+// answer for an unknown tool) or -32601. Invalid arguments answer -32602
+// too, so this may list the tools again for nothing; it never retries.
 func unknownTool(err error) bool {
-	msg := strings.ToLower(err.Error())
-	return strings.Contains(msg, "tool") && (strings.Contains(msg, "not found") || strings.Contains(msg, "unknown"))
+	return errors.Is(err, mcp.ErrInvalidParams) || errors.Is(err, mcp.ErrMethodNotFound)
 }
 
 // cleanMCPError drops the wrappers and URLs net/http and mcp-go put around
@@ -755,6 +757,10 @@ func cleanMCPError(err error) error {
 	var tooLarge *AnswerTooLargeError
 	if errors.As(err, &tooLarge) {
 		return tooLarge
+	}
+	var bound *StreamLimitError
+	if errors.As(err, &bound) {
+		return bound
 	}
 	var te *transport.Error
 	if errors.As(err, &te) && te.Err != nil {

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -29,27 +28,6 @@ func TestRedirectLocation(t *testing.T) {
 			if strings.Contains(msg, leak) {
 				t.Errorf("Location %s: %q shows %s", tt.location, msg, leak)
 			}
-		}
-	}
-}
-
-func TestLimitedBody(t *testing.T) {
-	for _, tt := range []struct {
-		size    int
-		wantErr bool
-	}{{0, false}, {9, false}, {10, false}, {11, true}, {1 << 20, true}} {
-		state := new(callState)
-		body := &limitedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("x", tt.size))), left: 10, limit: 10, state: state}
-		got, err := io.ReadAll(body)
-		var tooLarge *AnswerTooLargeError
-		if tt.wantErr != errors.As(err, &tooLarge) || tt.wantErr != state.tooLarge.Load() {
-			t.Errorf("%d bytes: err %v, flagged %v", tt.size, err, state.tooLarge.Load())
-		}
-		if len(got) > 10 {
-			t.Errorf("%d bytes: read %d past the limit", tt.size, len(got))
-		}
-		if !tt.wantErr && len(got) != tt.size {
-			t.Errorf("%d bytes: read %d", tt.size, len(got))
 		}
 	}
 }

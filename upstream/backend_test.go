@@ -1,0 +1,350 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// rpcMessage is what the hand-written servers read of a request.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name   string `json:"name"`
+		Cursor string `json:"cursor"`
+	} `json:"params"`
+}
+
+// defaultAnswer is a well-behaved server's answer to msg: it speaks
+// 2025-11-25 (the probe for 2026-07-28 finds no such method) and has two
+// tools, echo and charge.
+func defaultAnswer(msg rpcMessage) string {
+	switch msg.Method {
+	case "initialize":
+		return rpcResult(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
+	case "tools/list":
+		return rpcResult(msg.ID, `{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"charge","inputSchema":{"type":"object"}}]}`)
+	case "tools/call":
+		return rpcResult(msg.ID, `{"content":[{"type":"text","text":"done"}]}`)
+	default:
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+	}
+}
+
+func rpcResult(id json.RawMessage, result string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
+}
+
+// rawBackend is a streamable HTTP MCP server written by hand, so that a
+// test can make it answer anything. It gives out sessions (unless
+// sessionless) and answers a request on a session it does not know with
+// staleStatus, as a restarted server does. The test's call and list write
+// the answers to tools/call and tools/list.
+type rawBackend struct {
+	srv         *httptest.Server
+	sessionless bool
+	staleStatus int
+	call        func(w http.ResponseWriter, msg rpcMessage)  // nil: defaultAnswer
+	list        func(w http.ResponseWriter, msg rpcMessage)  // nil: defaultAnswer
+	get         func(w http.ResponseWriter, r *http.Request) // nil: 405
+
+	mu       sync.Mutex
+	sessions map[string]bool
+	issued   int
+	received int // tools/calls that came in
+	ran      int // tools/calls that reached call
+	lists    int // tools/list pages asked for
+}
+
+func startRawBackend(t *testing.T, rb *rawBackend) *rawBackend {
+	t.Helper()
+	rb.sessions = map[string]bool{}
+	if rb.staleStatus == 0 {
+		rb.staleStatus = http.StatusNotFound
+	}
+	rb.srv = httptest.NewServer(rb)
+	t.Cleanup(rb.srv.Close)
+	return rb
+}
+
+func (rb *rawBackend) url() string { return rb.srv.URL + "/mcp" }
+
+// forget drops every session, as a restart does.
+func (rb *rawBackend) forget() {
+	rb.mu.Lock()
+	rb.sessions = map[string]bool{}
+	rb.mu.Unlock()
+}
+
+func (rb *rawBackend) counts() (received, ran int) {
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	return rb.received, rb.ran
+}
+
+func (rb *rawBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		if rb.get != nil {
+			rb.get(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	case http.MethodDelete:
+		return
+	}
+	var msg rpcMessage
+	body, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(body, &msg)
+	rb.mu.Lock()
+	if msg.Method == "tools/call" {
+		rb.received++
+	}
+	known := rb.sessions[r.Header.Get(transport.HeaderKeySessionID)]
+	rb.mu.Unlock()
+	if !rb.sessionless && msg.Method != "initialize" && msg.Method != "server/discover" && !known {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rb.staleStatus)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`)
+		return
+	}
+	if msg.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case msg.Method == "initialize" && !rb.sessionless:
+		rb.mu.Lock()
+		rb.issued++
+		id := fmt.Sprintf("session-%d", rb.issued)
+		rb.sessions[id] = true
+		rb.mu.Unlock()
+		w.Header().Set(transport.HeaderKeySessionID, id)
+	case msg.Method == "tools/list" && rb.list != nil:
+		rb.mu.Lock()
+		rb.lists++
+		rb.mu.Unlock()
+		rb.list(w, msg)
+		return
+	case msg.Method == "tools/call":
+		rb.mu.Lock()
+		rb.ran++
+		rb.mu.Unlock()
+		if rb.call != nil {
+			rb.call(w, msg)
+			return
+		}
+	}
+	io.WriteString(w, defaultAnswer(msg))
+}
+
+func connectedBackend(t *testing.T, cfg BackendConfig) *Backend {
+	t.Helper()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	b := NewBackend(cfg)
+	t.Cleanup(func() { b.Close() })
+	if _, err := b.Tools(context.Background(), time.Now().Add(5*time.Second)); err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	return b
+}
+
+// TestCallNeverSentTwice: a tools/call that reached the backend, whatever
+// its answer says about sessions, is not sent again: the backend runs the
+// tool once. Only a 404 or 400 to a request that carried a session means
+// the backend refused it.
+func TestCallNeverSentTwice(t *testing.T) {
+	jsonError := func(status int, message string) func(http.ResponseWriter, rpcMessage) {
+		return func(w http.ResponseWriter, msg rpcMessage) {
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%q}}`, msg.ID, message)
+		}
+	}
+	tests := []struct {
+		name        string
+		sessionless bool
+		call        func(http.ResponseWriter, rpcMessage)
+		get         func(http.ResponseWriter, *http.Request)
+		wantErr     string
+	}{
+		{name: "a JSON-RPC error naming the session", call: jsonError(http.StatusOK, "invalid session token"), wantErr: "invalid session token"},
+		{name: "a JSON-RPC error saying the session is unknown", call: jsonError(http.StatusOK, "Bad Request: unknown session, 400"), wantErr: "unknown session"},
+		{name: "a tool error naming the session", call: func(w http.ResponseWriter, msg rpcMessage) {
+			io.WriteString(w, rpcResult(msg.ID, `{"isError":true,"content":[{"type":"text","text":"invalid session token"}]}`))
+		}, wantErr: "invalid session token"},
+		{name: "an event stream with the error", call: func(w http.ResponseWriter, msg rpcMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32000,\"message\":\"session expired\"}}\n\n", msg.ID)
+		}, wantErr: "session expired"},
+		{name: "a 500 naming the session", call: func(w http.ResponseWriter, msg rpcMessage) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, "invalid session: the token expired")
+		}, wantErr: "status 500"},
+		{name: "a 400 to a request without a session", sessionless: true, call: jsonError(http.StatusBadRequest, "Bad Request: invalid session"), wantErr: "invalid session"},
+		{
+			// The answer stream ends before the answer, asking to be
+			// resumed; the resuming GET gets 404. The POST reached the tool.
+			name: "an answer stream that cannot be resumed",
+			call: func(w http.ResponseWriter, msg rpcMessage) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "id: 1\nretry: 10\n\n")
+			},
+			get:     func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotFound) },
+			wantErr: "resume",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rb := startRawBackend(t, &rawBackend{sessionless: tt.sessionless, call: tt.call, get: tt.get})
+			b := connectedBackend(t, BackendConfig{URL: rb.url()})
+			_, err := b.Call(context.Background(), "charge", json.RawMessage(`{}`))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err %v, want %q", err, tt.wantErr)
+			}
+			if received, ran := rb.counts(); received != 1 || ran != 1 {
+				t.Errorf("the backend received the call %d times and ran it %d times, want once", received, ran)
+			}
+		})
+	}
+}
+
+// TestCallAgainOnStaleSession: a backend that restarted refuses the old
+// session with 404 (mcp-go) or 400 (server-everything) before running
+// anything; the call re-initializes, goes again, and the tool runs once.
+func TestCallAgainOnStaleSession(t *testing.T) {
+	for _, status := range []int{http.StatusNotFound, http.StatusBadRequest} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			rb := startRawBackend(t, &rawBackend{staleStatus: status})
+			b := connectedBackend(t, BackendConfig{URL: rb.url()})
+			if _, err := b.Call(context.Background(), "echo", nil); err != nil {
+				t.Fatal(err)
+			}
+			rb.forget()
+			out, err := b.Call(context.Background(), "charge", json.RawMessage(`{}`))
+			if err != nil || string(out) != `"done"` {
+				t.Fatalf("after the restart: %s, %v", out, err)
+			}
+			if received, ran := rb.counts(); received != 3 || ran != 2 {
+				t.Errorf("the backend received %d calls and ran %d, want 3 and 2 (the refused one sent again)", received, ran)
+			}
+		})
+	}
+}
+
+// TestStaleSession: the classification goes by the status the transport
+// saw and by error types, never by an error's text.
+func TestStaleSession(t *testing.T) {
+	text := errors.New("transport error: request failed with status 400: invalid session, session not found, terminated")
+	tests := []struct {
+		name    string
+		status  int
+		session bool
+		err     error
+		want    bool
+	}{
+		{"404 to a request with a session", 404, true, transport.ErrSessionTerminated, true},
+		{"400 to a request with a session", 400, true, text, true},
+		{"not sent: the session had ended", 0, false, fmt.Errorf("failed to send request: %w", transport.ErrSessionTerminated), true},
+		{"400 to a request without a session", 400, false, text, false},
+		{"404 to a request without a session", 404, false, transport.ErrSessionTerminated, false},
+		{"200 with an error naming the session", 200, true, errors.New("invalid session token"), false},
+		{"202 on the SSE transport, the error from the stream", 202, true, errors.New("session expired"), false},
+		{"500 naming the session", 500, true, text, false},
+		{"401", 401, true, transport.ErrAuthorizationRequired, false},
+		{"200, and the resume of its stream got 404", 200, true, fmt.Errorf("failed to resume the SSE stream for the response: %w", transport.ErrSessionTerminated), false},
+		{"no answer, an error's text only", 0, false, errors.New("session terminated (404). need to re-initialize"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := new(callState)
+			if tt.status != 0 {
+				state.answered(tt.status, tt.session)
+			}
+			if got := staleSession(tt.err, state); got != tt.want {
+				t.Errorf("staleSession = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUnknownTool(t *testing.T) {
+	rpcErr := func(code int, msg string) error {
+		return (&mcp.JSONRPCErrorDetails{Code: code, Message: msg}).AsError()
+	}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"-32602 from mcp-go", rpcErr(mcp.INVALID_PARAMS, "tool 'x' not found: tool not found"), true},
+		{"-32601", rpcErr(mcp.METHOD_NOT_FOUND, "no such method"), true},
+		{"-32000 saying the tool is unknown", rpcErr(-32000, "unknown tool: x"), false},
+		{"a transport error saying the tool is not found", errors.New("tool not found"), false},
+	}
+	for _, tt := range tests {
+		if got := unknownTool(tt.err); got != tt.want {
+			t.Errorf("%s: unknownTool = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestSSEBackend: a backend of the SSE transport (mcp-go's server) answers
+// calls after the connection is made, and after its event stream ends the
+// backend reconnects: the answers come on that stream.
+func TestSSEBackend(t *testing.T) {
+	srv := server.NewMCPServer("sse", "1")
+	srv.AddTool(mcp.NewTool("echo", mcp.WithString("word")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo " + req.GetString("word", "")), nil
+	})
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config.Handler = server.NewSSEServer(srv, server.WithBaseURL("http://"+ts.Listener.Addr().String()))
+	ts.Start()
+	t.Cleanup(ts.Close) // after the backend's close: the server waits for its streams
+
+	b := connectedBackend(t, BackendConfig{URL: ts.URL + "/sse", Transport: TransportSSE})
+	for i, event := range []string{"after connecting", "after the stream ended"} {
+		if i == 1 {
+			b.mu.Lock()
+			before := b.client
+			b.mu.Unlock()
+			ts.CloseClientConnections()
+			waitFor(t, "a new connection", func() bool {
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				return b.client != nil && b.client != before
+			})
+		}
+		out, err := b.Call(context.Background(), "echo", json.RawMessage(`{"word":"hi"}`))
+		if err != nil || string(out) != `"echo hi"` {
+			t.Fatalf("%s: %s, %v", event, out, err)
+		}
+	}
+}
+
+// waitFor polls cond for up to 10 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 10s", what)
+		}
+	}
+}
