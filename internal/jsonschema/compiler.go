@@ -758,7 +758,7 @@ func (c *Compiler) validateSchema(r *resource, v interface{}, vloc string) error
 		if meta == nil {
 			return nil
 		}
-		return meta.validateValue(v, vloc)
+		return meta.validateValue(v, vloc, Kept)
 	}
 
 	if err := validate(r.draft.meta); err != nil {

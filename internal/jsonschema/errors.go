@@ -71,6 +71,9 @@ type ValidationError struct {
 	InstanceLocation        string             // location of the json value within the instance being validated
 	Message                 string             // describes error
 	Causes                  []*ValidationError // nested validation errors
+
+	omitted int  // leaf violations found under this error and not kept in Causes
+	dropped bool // a leaf to be removed: not among the first kept (see errorSet)
 }
 
 func (ve *ValidationError) add(causes ...error) error {
@@ -83,6 +86,7 @@ func (ve *ValidationError) add(causes ...error) error {
 func (ve *ValidationError) causes(err error) error {
 	if err := err.(*ValidationError); err.Message == "" {
 		ve.Causes = err.Causes
+		ve.omitted += err.omitted
 	} else {
 		ve.add(err)
 	}

@@ -85,7 +85,7 @@ func (ctx ValidationContext) EvaluatedProp(prop string) {
 
 // EvaluatedItem marks given index of array as evaluated.
 func (ctx ValidationContext) EvaluatedItem(index int) {
-	delete(ctx.result.unevalItems, index)
+	ctx.result.unevalItems.delete(index)
 }
 
 // Validate validates schema s with value v. Extension must use this method instead of

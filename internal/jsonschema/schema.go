@@ -164,11 +164,16 @@ func (s *Schema) hasVocab(name string) bool {
 // returns *ValidationError if v does not confirm with schema s.
 // returns InfiniteLoopError if it detects loop during validation.
 // returns InvalidJSONTypeError if it detects any non json value in v.
+//
+// The error keeps the first Kept leaf violations and counts the others (see
+// ValidationError.Leaves).
 func (s *Schema) Validate(v interface{}) (err error) {
-	return s.validateValue(v, "")
+	return s.validateValue(v, "", Kept)
 }
 
-func (s *Schema) validateValue(v interface{}, vloc string) (err error) {
+// validateValue validates v, keeping at most keep (at least 1) leaf
+// violations in the error.
+func (s *Schema) validateValue(v interface{}, vloc string, keep int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			switch r := r.(type) {
@@ -179,7 +184,7 @@ func (s *Schema) validateValue(v interface{}, vloc string) (err error) {
 			}
 		}
 	}()
-	if _, err := s.validate(nil, 0, "", v, vloc); err != nil {
+	if _, err := s.validate(nil, 0, "", v, vloc, max(keep, 1)); err != nil {
 		ve := ValidationError{
 			KeywordLocation:         "",
 			AbsoluteKeywordLocation: s.Location,
@@ -192,7 +197,7 @@ func (s *Schema) validateValue(v interface{}, vloc string) (err error) {
 }
 
 // validate validates given value v with this schema.
-func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interface{}, vloc string) (result validationResult, err error) {
+func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interface{}, vloc string, keep int) (result validationResult, err error) {
 	validationError := func(keywordPath string, format string, a ...interface{}) *ValidationError {
 		return &ValidationError{
 			KeywordLocation:         keywordLocation(scope, keywordPath),
@@ -217,10 +222,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			result.unevalProps[pname] = struct{}{}
 		}
 	case []interface{}:
-		result.unevalItems = make(map[int]struct{})
-		for i := range v {
-			result.unevalItems[i] = struct{}{}
-		}
+		result.unevalItems = allItems(len(v))
 	}
 
 	validate := func(sch *Schema, schPath string, v interface{}, vpath string) error {
@@ -228,12 +230,12 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		if vpath != "" {
 			vloc += "/" + vpath
 		}
-		_, err := sch.validate(scope, 0, schPath, v, vloc)
+		_, err := sch.validate(scope, 0, schPath, v, vloc, keep)
 		return err
 	}
 
 	validateInplace := func(sch *Schema, schPath string) error {
-		vr, err := sch.validate(scope, vscope, schPath, v, vloc)
+		vr, err := sch.validate(scope, vscope, schPath, v, vloc, keep)
 		if err == nil {
 			// update result
 			for pname := range result.unevalProps {
@@ -241,11 +243,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 					delete(result.unevalProps, pname)
 				}
 			}
-			for i := range result.unevalItems {
-				if _, ok := vr.unevalItems[i]; !ok {
-					delete(result.unevalItems, i)
-				}
-			}
+			result.unevalItems.keepOnly(vr.unevalItems)
 		}
 		return err
 	}
@@ -277,15 +275,15 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		}
 	}
 
-	var errors []error
+	errors := newErrorSet(keep)
 
 	if len(s.Constant) > 0 {
 		if !equals(v, s.Constant[0]) {
 			switch jsonType(s.Constant[0]) {
 			case "object", "array":
-				errors = append(errors, validationError("const", "const failed"))
+				errors.add(validationError("const", "const failed"))
 			default:
-				errors = append(errors, validationError("const", "value must be %#v", s.Constant[0]))
+				errors.add(validationError("const", "value must be %#v", s.Constant[0]))
 			}
 		}
 	}
@@ -299,7 +297,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			}
 		}
 		if !matched {
-			errors = append(errors, validationError("enum", s.enumError))
+			errors.add(validationError("enum", "%s", s.enumError))
 		}
 	}
 
@@ -308,16 +306,16 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		if v, ok := v.(string); ok {
 			val = quote(v)
 		}
-		errors = append(errors, validationError("format", "%v is not valid %s", val, quote(s.Format)))
+		errors.add(validationError("format", "%v is not valid %s", val, quote(s.Format)))
 	}
 
 	switch v := v.(type) {
 	case map[string]interface{}:
 		if s.MinProperties != -1 && len(v) < s.MinProperties {
-			errors = append(errors, validationError("minProperties", "minimum %d properties allowed, but found %d properties", s.MinProperties, len(v)))
+			errors.add(validationError("minProperties", "minimum %d properties allowed, but found %d properties", s.MinProperties, len(v)))
 		}
 		if s.MaxProperties != -1 && len(v) > s.MaxProperties {
-			errors = append(errors, validationError("maxProperties", "maximum %d properties allowed, but found %d properties", s.MaxProperties, len(v)))
+			errors.add(validationError("maxProperties", "maximum %d properties allowed, but found %d properties", s.MaxProperties, len(v)))
 		}
 		if len(s.Required) > 0 {
 			var missing []string
@@ -327,7 +325,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 				}
 			}
 			if len(missing) > 0 {
-				errors = append(errors, validationError("required", "missing properties: %s", strings.Join(missing, ", ")))
+				errors.add(validationError("required", "missing properties: %s", strings.Join(missing, ", ")))
 			}
 		}
 
@@ -335,7 +333,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			if pvalue, ok := v[pname]; ok {
 				delete(result.unevalProps, pname)
 				if err := validate(sch, "properties/"+escape(pname), pvalue, escape(pname)); err != nil {
-					errors = append(errors, err)
+					errors.add(err)
 				}
 			}
 		}
@@ -343,7 +341,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		if s.PropertyNames != nil {
 			for pname := range v {
 				if err := validate(s.PropertyNames, "propertyNames", pname, escape(pname)); err != nil {
-					errors = append(errors, err)
+					errors.add(err)
 				}
 			}
 		}
@@ -351,7 +349,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		if s.RegexProperties {
 			for pname := range v {
 				if !isRegex(pname) {
-					errors = append(errors, validationError("", "patternProperty %s is not valid regex", quote(pname)))
+					errors.add(validationError("", "patternProperty %s is not valid regex", quote(pname)))
 				}
 			}
 		}
@@ -360,7 +358,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 				if pattern.MatchString(pname) {
 					delete(result.unevalProps, pname)
 					if err := validate(sch, "patternProperties/"+escape(pattern.String()), pvalue, escape(pname)); err != nil {
-						errors = append(errors, err)
+						errors.add(err)
 					}
 				}
 			}
@@ -368,14 +366,14 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		if s.AdditionalProperties != nil {
 			if allowed, ok := s.AdditionalProperties.(bool); ok {
 				if !allowed && len(result.unevalProps) > 0 {
-					errors = append(errors, validationError("additionalProperties", "additionalProperties %s not allowed", result.unevalPnames()))
+					errors.add(validationError("additionalProperties", "additionalProperties %s not allowed", result.unevalPnames()))
 				}
 			} else {
 				schema := s.AdditionalProperties.(*Schema)
 				for pname := range result.unevalProps {
 					if pvalue, ok := v[pname]; ok {
 						if err := validate(schema, "additionalProperties", pvalue, escape(pname)); err != nil {
-							errors = append(errors, err)
+							errors.add(err)
 						}
 					}
 				}
@@ -387,12 +385,12 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 				switch dvalue := dvalue.(type) {
 				case *Schema:
 					if err := validateInplace(dvalue, "dependencies/"+escape(dname)); err != nil {
-						errors = append(errors, err)
+						errors.add(err)
 					}
 				case []string:
 					for i, pname := range dvalue {
 						if _, ok := v[pname]; !ok {
-							errors = append(errors, validationError("dependencies/"+escape(dname)+"/"+strconv.Itoa(i), "property %s is required, if %s property exists", quote(pname), quote(dname)))
+							errors.add(validationError("dependencies/"+escape(dname)+"/"+strconv.Itoa(i), "property %s is required, if %s property exists", quote(pname), quote(dname)))
 						}
 					}
 				}
@@ -402,7 +400,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			if _, ok := v[dname]; ok {
 				for i, pname := range dvalue {
 					if _, ok := v[pname]; !ok {
-						errors = append(errors, validationError("dependentRequired/"+escape(dname)+"/"+strconv.Itoa(i), "property %s is required, if %s property exists", quote(pname), quote(dname)))
+						errors.add(validationError("dependentRequired/"+escape(dname)+"/"+strconv.Itoa(i), "property %s is required, if %s property exists", quote(pname), quote(dname)))
 					}
 				}
 			}
@@ -410,17 +408,17 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		for dname, sch := range s.DependentSchemas {
 			if _, ok := v[dname]; ok {
 				if err := validateInplace(sch, "dependentSchemas/"+escape(dname)); err != nil {
-					errors = append(errors, err)
+					errors.add(err)
 				}
 			}
 		}
 
 	case []interface{}:
 		if s.MinItems != -1 && len(v) < s.MinItems {
-			errors = append(errors, validationError("minItems", "minimum %d items required, but found %d items", s.MinItems, len(v)))
+			errors.add(validationError("minItems", "minimum %d items required, but found %d items", s.MinItems, len(v)))
 		}
 		if s.MaxItems != -1 && len(v) > s.MaxItems {
-			errors = append(errors, validationError("maxItems", "maximum %d items required, but found %d items", s.MaxItems, len(v)))
+			errors.add(validationError("maxItems", "maximum %d items required, but found %d items", s.MaxItems, len(v)))
 		}
 		if s.UniqueItems {
 			if len(v) <= 20 {
@@ -428,7 +426,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 				for i := 1; i < len(v); i++ {
 					for j := 0; j < i; j++ {
 						if equals(v[i], v[j]) {
-							errors = append(errors, validationError("uniqueItems", "items at index %d and %d are equal", j, i))
+							errors.add(validationError("uniqueItems", "items at index %d and %d are equal", j, i))
 							break outer1
 						}
 					}
@@ -448,7 +446,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 					if ok {
 						for _, j := range arr {
 							if equals(v[j], item) {
-								errors = append(errors, validationError("uniqueItems", "items at index %d and %d are equal", j, i))
+								errors.add(validationError("uniqueItems", "items at index %d and %d are equal", j, i))
 								break outer2
 							}
 						}
@@ -464,21 +462,21 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		case *Schema:
 			for i, item := range v {
 				if err := validate(items, "items", item, strconv.Itoa(i)); err != nil {
-					errors = append(errors, err)
+					errors.add(err)
 				}
 			}
 			result.unevalItems = nil
 		case []*Schema:
 			for i, item := range v {
 				if i < len(items) {
-					delete(result.unevalItems, i)
+					result.unevalItems.delete(i)
 					if err := validate(items[i], "items/"+strconv.Itoa(i), item, strconv.Itoa(i)); err != nil {
-						errors = append(errors, err)
+						errors.add(err)
 					}
 				} else if sch, ok := s.AdditionalItems.(*Schema); ok {
-					delete(result.unevalItems, i)
+					result.unevalItems.delete(i)
 					if err := validate(sch, "additionalItems", item, strconv.Itoa(i)); err != nil {
-						errors = append(errors, err)
+						errors.add(err)
 					}
 				} else {
 					break
@@ -488,7 +486,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 				if additionalItems {
 					result.unevalItems = nil
 				} else if len(v) > len(items) {
-					errors = append(errors, validationError("additionalItems", "only %d items are allowed, but found %d items", len(items), len(v)))
+					errors.add(validationError("additionalItems", "only %d items are allowed, but found %d items", len(items), len(v)))
 				}
 			}
 		}
@@ -496,14 +494,14 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		// prefixItems + items
 		for i, item := range v {
 			if i < len(s.PrefixItems) {
-				delete(result.unevalItems, i)
+				result.unevalItems.delete(i)
 				if err := validate(s.PrefixItems[i], "prefixItems/"+strconv.Itoa(i), item, strconv.Itoa(i)); err != nil {
-					errors = append(errors, err)
+					errors.add(err)
 				}
 			} else if s.Items2020 != nil {
-				delete(result.unevalItems, i)
+				result.unevalItems.delete(i)
 				if err := validate(s.Items2020, "items", item, strconv.Itoa(i)); err != nil {
-					errors = append(errors, err)
+					errors.add(err)
 				}
 			} else {
 				break
@@ -513,22 +511,22 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		// contains + minContains + maxContains
 		if s.Contains != nil && (s.MinContains != -1 || s.MaxContains != -1) {
 			matched := 0
-			var causes []error
+			causes := newErrorSet(keep)
 			for i, item := range v {
 				if err := validate(s.Contains, "contains", item, strconv.Itoa(i)); err != nil {
-					causes = append(causes, err)
+					causes.add(err)
 				} else {
 					matched++
 					if s.ContainsEval {
-						delete(result.unevalItems, i)
+						result.unevalItems.delete(i)
 					}
 				}
 			}
 			if s.MinContains != -1 && matched < s.MinContains {
-				errors = append(errors, validationError("minContains", "valid must be >= %d, but got %d", s.MinContains, matched).add(causes...))
+				errors.add(causes.into(validationError("minContains", "valid must be >= %d, but got %d", s.MinContains, matched)))
 			}
 			if s.MaxContains != -1 && matched > s.MaxContains {
-				errors = append(errors, validationError("maxContains", "valid must be <= %d, but got %d", s.MaxContains, matched))
+				errors.add(validationError("maxContains", "valid must be <= %d, but got %d", s.MaxContains, matched))
 			}
 		}
 
@@ -537,15 +535,15 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		if s.MinLength != -1 || s.MaxLength != -1 {
 			length := utf8.RuneCount([]byte(v))
 			if s.MinLength != -1 && length < s.MinLength {
-				errors = append(errors, validationError("minLength", "length must be >= %d, but got %d", s.MinLength, length))
+				errors.add(validationError("minLength", "length must be >= %d, but got %d", s.MinLength, length))
 			}
 			if s.MaxLength != -1 && length > s.MaxLength {
-				errors = append(errors, validationError("maxLength", "length must be <= %d, but got %d", s.MaxLength, length))
+				errors.add(validationError("maxLength", "length must be <= %d, but got %d", s.MaxLength, length))
 			}
 		}
 
 		if s.Pattern != nil && !s.Pattern.MatchString(v) {
-			errors = append(errors, validationError("pattern", "does not match pattern %s", quote(s.Pattern.String())))
+			errors.add(validationError("pattern", "does not match pattern %s", quote(s.Pattern.String())))
 		}
 
 		// contentEncoding + contentMediaType
@@ -555,7 +553,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			if s.decoder != nil {
 				b, err := s.decoder(v)
 				if err != nil {
-					errors = append(errors, validationError("contentEncoding", "value is not %s encoded", s.ContentEncoding))
+					errors.add(validationError("contentEncoding", "value is not %s encoded", s.ContentEncoding))
 				} else {
 					content, decoded = b, true
 				}
@@ -565,17 +563,17 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 					content = []byte(v)
 				}
 				if err := s.mediaType(content); err != nil {
-					errors = append(errors, validationError("contentMediaType", "value is not of mediatype %s", quote(s.ContentMediaType)))
+					errors.add(validationError("contentMediaType", "value is not of mediatype %s", quote(s.ContentMediaType)))
 				}
 			}
 			if decoded && s.ContentSchema != nil {
 				contentJSON, err := unmarshal(bytes.NewReader(content))
 				if err != nil {
-					errors = append(errors, validationError("contentSchema", "value is not valid json"))
+					errors.add(validationError("contentSchema", "value is not valid json"))
 				} else {
 					err := validate(s.ContentSchema, "contentSchema", contentJSON, "")
 					if err != nil {
-						errors = append(errors, err)
+						errors.add(err)
 					}
 				}
 			}
@@ -595,20 +593,20 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			return f
 		}
 		if s.Minimum != nil && num().Cmp(s.Minimum) < 0 {
-			errors = append(errors, validationError("minimum", "must be >= %v but found %v", f64(s.Minimum), v))
+			errors.add(validationError("minimum", "must be >= %v but found %v", f64(s.Minimum), v))
 		}
 		if s.ExclusiveMinimum != nil && num().Cmp(s.ExclusiveMinimum) <= 0 {
-			errors = append(errors, validationError("exclusiveMinimum", "must be > %v but found %v", f64(s.ExclusiveMinimum), v))
+			errors.add(validationError("exclusiveMinimum", "must be > %v but found %v", f64(s.ExclusiveMinimum), v))
 		}
 		if s.Maximum != nil && num().Cmp(s.Maximum) > 0 {
-			errors = append(errors, validationError("maximum", "must be <= %v but found %v", f64(s.Maximum), v))
+			errors.add(validationError("maximum", "must be <= %v but found %v", f64(s.Maximum), v))
 		}
 		if s.ExclusiveMaximum != nil && num().Cmp(s.ExclusiveMaximum) >= 0 {
-			errors = append(errors, validationError("exclusiveMaximum", "must be < %v but found %v", f64(s.ExclusiveMaximum), v))
+			errors.add(validationError("exclusiveMaximum", "must be < %v but found %v", f64(s.ExclusiveMaximum), v))
 		}
 		if s.MultipleOf != nil {
 			if q := new(big.Rat).Quo(num(), s.MultipleOf); !q.IsInt() {
-				errors = append(errors, validationError("multipleOf", "%v not multipleOf %v", v, f64(s.MultipleOf)))
+				errors.add(validationError("multipleOf", "%v not multipleOf %v", v, f64(s.MultipleOf)))
 			}
 		}
 	}
@@ -627,7 +625,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		return nil
 	}
 	if err := validateRef(s.Ref, "$ref"); err != nil {
-		errors = append(errors, err)
+		errors.add(err)
 	}
 	if s.RecursiveRef != nil {
 		sch := s.RecursiveRef
@@ -641,7 +639,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			}
 		}
 		if err := validateRef(sch, "$recursiveRef"); err != nil {
-			errors = append(errors, err)
+			errors.add(err)
 		}
 	}
 	if s.DynamicRef != nil {
@@ -662,53 +660,53 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			}
 		}
 		if err := validateRef(sch, "$dynamicRef"); err != nil {
-			errors = append(errors, err)
+			errors.add(err)
 		}
 	}
 
 	if s.Not != nil && validateInplace(s.Not, "not") == nil {
-		errors = append(errors, validationError("not", "not failed"))
+		errors.add(validationError("not", "not failed"))
 	}
 
 	for i, sch := range s.AllOf {
 		schPath := "allOf/" + strconv.Itoa(i)
 		if err := validateInplace(sch, schPath); err != nil {
-			errors = append(errors, validationError(schPath, "allOf failed").add(err))
+			errors.add(validationError(schPath, "allOf failed").add(err))
 		}
 	}
 
 	if len(s.AnyOf) > 0 {
 		matched := false
-		var causes []error
+		causes := newErrorSet(keep)
 		for i, sch := range s.AnyOf {
 			if err := validateInplace(sch, "anyOf/"+strconv.Itoa(i)); err == nil {
 				matched = true
 			} else {
-				causes = append(causes, err)
+				causes.add(err)
 			}
 		}
 		if !matched {
-			errors = append(errors, validationError("anyOf", "anyOf failed").add(causes...))
+			errors.add(causes.into(validationError("anyOf", "anyOf failed")))
 		}
 	}
 
 	if len(s.OneOf) > 0 {
 		matched := -1
-		var causes []error
+		causes := newErrorSet(keep)
 		for i, sch := range s.OneOf {
 			if err := validateInplace(sch, "oneOf/"+strconv.Itoa(i)); err == nil {
 				if matched == -1 {
 					matched = i
 				} else {
-					errors = append(errors, validationError("oneOf", "valid against schemas at indexes %d and %d", matched, i))
+					errors.add(validationError("oneOf", "valid against schemas at indexes %d and %d", matched, i))
 					break
 				}
 			} else {
-				causes = append(causes, err)
+				causes.add(err)
 			}
 		}
 		if matched == -1 {
-			errors = append(errors, validationError("oneOf", "oneOf failed").add(causes...))
+			errors.add(causes.into(validationError("oneOf", "oneOf failed")))
 		}
 	}
 
@@ -720,13 +718,13 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		if err == nil {
 			if s.Then != nil {
 				if err := validateInplace(s.Then, "then"); err != nil {
-					errors = append(errors, validationError("then", "if-then failed").add(err))
+					errors.add(validationError("then", "if-then failed").add(err))
 				}
 			}
 		} else {
 			if s.Else != nil {
 				if err := validateInplace(s.Else, "else"); err != nil {
-					errors = append(errors, validationError("else", "if-else failed").add(err))
+					errors.add(validationError("else", "if-else failed").add(err))
 				}
 			}
 		}
@@ -736,7 +734,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 
 	for _, ext := range s.Extensions {
 		if err := ext.Validate(ValidationContext{result, validate, validateInplace, validationError}, v); err != nil {
-			errors = append(errors, err)
+			errors.add(err)
 		}
 	}
 
@@ -747,7 +745,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			for pname := range result.unevalProps {
 				if pvalue, ok := v[pname]; ok {
 					if err := validate(s.UnevaluatedProperties, "unevaluatedProperties", pvalue, escape(pname)); err != nil {
-						errors = append(errors, err)
+						errors.add(err)
 					}
 				}
 			}
@@ -755,35 +753,32 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		}
 	case []interface{}:
 		if s.UnevaluatedItems != nil {
-			for i := range result.unevalItems {
+			result.unevalItems.each(func(i int) {
 				if err := validate(s.UnevaluatedItems, "unevaluatedItems", v[i], strconv.Itoa(i)); err != nil {
-					errors = append(errors, err)
+					errors.add(err)
 				}
-			}
+			})
 			result.unevalItems = nil
 		}
 	}
 
-	switch len(errors) {
-	case 0:
-		return result, nil
-	case 1:
-		return result, errors[0]
-	default:
-		return result, validationError("", "").add(errors...) // empty message, used just for wrapping
-	}
+	// one error as it is; more under an empty message, used just for wrapping
+	return result, errors.err(func() *ValidationError { return validationError("", "") })
 }
 
 type validationResult struct {
 	unevalProps map[string]struct{}
-	unevalItems map[int]struct{}
+	unevalItems itemSet
 }
 
+// unevalPnames names the properties in order, not in map order: the
+// message ranks the error among the kept ones (see LeafLess).
 func (vr validationResult) unevalPnames() string {
 	pnames := make([]string, 0, len(vr.unevalProps))
 	for pname := range vr.unevalProps {
 		pnames = append(pnames, quote(pname))
 	}
+	sort.Strings(pnames)
 	return strings.Join(pnames, ", ")
 }
 
