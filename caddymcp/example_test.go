@@ -49,6 +49,10 @@ func TestCaddyfileExample(t *testing.T) {
 					Listen []string `json:"listen"`
 				} `json:"servers"`
 			} `json:"http"`
+			TLS struct {
+				DisableStorageCheck bool `json:"disable_storage_check"`
+				DisableStorageClean bool `json:"disable_storage_clean"`
+			} `json:"tls"`
 		} `json:"apps"`
 	}
 	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
@@ -56,6 +60,9 @@ func TestCaddyfileExample(t *testing.T) {
 	}
 	if p := cfg.Admin.Config.Persist; p == nil || *p {
 		t.Errorf("the demo should not autosave its config (persist_config off)")
+	}
+	if !cfg.Apps.TLS.DisableStorageCheck || !cfg.Apps.TLS.DisableStorageClean {
+		t.Errorf("the demo should not run the TLS storage check and clean, which write to ~/.local/share/caddy (storage_check off, storage_clean_interval off)")
 	}
 	var listen []string
 	for _, srv := range cfg.Apps.HTTP.Servers {

@@ -32,7 +32,7 @@ import (
 
 // The fuzz targets of the Caddy glue. Each provisions its handler in
 // process, against servers on 127.0.0.1 with ports the kernel picks, so
-// they run beside the caddytest live tests. Run one longer with, e.g.:
+// they run beside the live tests. Run one longer with, e.g.:
 //
 //	go test ./caddymcp -run '^$' -fuzz '^FuzzMCPHandler$' -fuzztime 10m
 

@@ -236,7 +236,7 @@ func (f *faultyBackend) misbehave(w http.ResponseWriter, tool string, id json.Ra
 func TestLiveCodeModeBackendFaults(t *testing.T) {
 	modern := startFaultyBackend(t, false, false)
 	legacy := startFaultyBackend(t, true, false)
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	codemode /code {
 		backend modern %s {
 			timeout 500ms
@@ -356,7 +356,7 @@ func TestLiveCodeModeBackendRestartMidExecution(t *testing.T) {
 	}{{"404 for a stale session (mcp-go)", false}, {"400 for a stale session (server-everything)", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startFaultyBackend(t, true, tc.everything)
-			loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+			loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	codemode /code {
 		backend stateful %s {
 			timeout 2s
@@ -391,7 +391,7 @@ return [before, after]`)
 // is not sent again.
 func TestLiveCodeModeBackendDiesMidCall(t *testing.T) {
 	b := startFaultyBackend(t, false, false)
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	codemode /code {
 		backend flaky %s {
 			timeout 1s
@@ -416,13 +416,13 @@ func TestLiveCodeModeBackendDiesMidCall(t *testing.T) {
 func TestLiveCodeModeSameCaddyBackendReload(t *testing.T) {
 	bin := startHTTPBin(t)
 	config := func(tools string) string {
-		return fmt.Sprintf(`http://:9080 {
+		return fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /reload-api {
 		upstream %s
 		%s
 	}
 	codemode /code {
-		backend api http://127.0.0.1:9080/reload-api
+		backend api http://127.0.0.1:{$LIVE_PORT}/reload-api
 	}
 }`, bin, tools)
 	}

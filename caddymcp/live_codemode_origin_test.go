@@ -26,7 +26,7 @@ func TestLiveCodeModeOriginAndHost(t *testing.T) {
 	defer backend.Close()
 
 	site := func(extra string) string {
-		return fmt.Sprintf(`http://:9080 {
+		return fmt.Sprintf(`http://:{$LIVE_PORT} {
 	codemode /code {
 		backend counter %s/mcp
 		%s
@@ -67,16 +67,16 @@ func TestLiveCodeModeOriginAndHost(t *testing.T) {
 		loadCaddyfile(t, "", site("allow_origins https://app.example.com"))
 		run(t, []check{
 			{"client without Origin", nil, 200, ""},
-			{"DNS rebinding: hostile Host with matching Origin", map[string]string{"Host": "evil.example:9080", "Origin": "http://evil.example:9080"}, 403, ""},
+			{"DNS rebinding: hostile Host with matching Origin", map[string]string{"Host": "evil.example:" + livePort, "Origin": "http://evil.example:" + livePort}, 403, ""},
 			{"DNS rebinding: hostile Host, no Origin", map[string]string{"Host": "evil.example"}, 403, ""},
-			{"DNS rebinding: hostile Host with a loopback Origin", map[string]string{"Host": "evil.example:9080", "Origin": "http://127.0.0.1:9080"}, 403, ""},
+			{"DNS rebinding: hostile Host with a loopback Origin", map[string]string{"Host": "evil.example:" + livePort, "Origin": "http://127.0.0.1:" + livePort}, 403, ""},
 			{"cross-site Origin", map[string]string{"Origin": "https://evil.example"}, 403, ""},
 			{"a page from another port on this machine", map[string]string{"Origin": "http://127.0.0.1:8000"}, 403, ""},
-			{"a page from localhost on another port", map[string]string{"Host": "localhost:9080", "Origin": "http://localhost:3000"}, 403, ""},
+			{"a page from localhost on another port", map[string]string{"Host": "localhost:" + livePort, "Origin": "http://localhost:3000"}, 403, ""},
 			{"Origin null", map[string]string{"Origin": "null"}, 403, ""},
 			{"browser client from an allowed Origin", map[string]string{"Origin": "https://app.example.com"}, 200, "https://app.example.com"},
 			{"same-origin page on loopback", map[string]string{"Origin": "http://" + liveAddr}, 200, "http://" + liveAddr},
-			{"same-origin page on localhost", map[string]string{"Host": "localhost:9080", "Origin": "http://localhost:9080"}, 200, "http://localhost:9080"},
+			{"same-origin page on localhost", map[string]string{"Host": "localhost:" + livePort, "Origin": "http://localhost:" + livePort}, 200, "http://localhost:" + livePort},
 			{"same-host proxy forwarding a public Host", map[string]string{"Host": "api.example.com"}, 403, ""},
 		})
 

@@ -93,7 +93,7 @@ func TestLiveCodeMode(t *testing.T) {
 	defer apiSrv.Close()
 	lateAddr := closedAddr(t)
 
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /rest {
 		upstream %s
 		tool echo {
@@ -117,8 +117,8 @@ func TestLiveCodeMode(t *testing.T) {
 		}
 	}
 	codemode /code {
-		backend rest http://127.0.0.1:9080/rest
-		backend slow http://127.0.0.1:9080/slow {
+		backend rest http://127.0.0.1:{$LIVE_PORT}/rest
+		backend slow http://127.0.0.1:{$LIVE_PORT}/slow {
 			timeout 5s
 		}
 		backend late http://%s/mcp
@@ -225,7 +225,7 @@ return items.map(i => i.id).join(",")`)
 func TestLiveCodeModeBackendRestart(t *testing.T) {
 	addr := closedAddr(t)
 	stop := listenOn(t, addr, true)
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	codemode /code {
 		backend stateful http://%s/mcp
 	}
@@ -264,7 +264,7 @@ func TestLiveCodeModeBackendRedirect(t *testing.T) {
 	go redirector.Serve(rl)
 	defer redirector.Close()
 
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	codemode /code {
 		backend moved http://%s/mcp {
 			header Authorization "Bearer backend-secret"

@@ -231,7 +231,7 @@ const faultTools = `
 func TestLiveUpstreamFaults(t *testing.T) {
 	f := startFaultServer(t)
 	down := closedAddr(t)
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		%s
 	}

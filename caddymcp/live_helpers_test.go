@@ -9,47 +9,77 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mccutchen/go-httpbin/v2/httpbin"
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 )
 
-// Live tests run a real Caddy in this process through caddytest, which
-// uses fixed ports (admin 2999, http 9080): they must not run in parallel.
-const liveAddr = "127.0.0.1:9080"
+// Live tests run a real Caddy in this process, on ports of 127.0.0.1 that
+// were free when the test binary started: two test runs on one machine never
+// meet. The admin endpoint listens on a free port too (the metrics and config
+// tests read it), and nothing is persisted: no autosave.json, no storage
+// files. caddy.Load replaces the config of the whole process, so live tests
+// do not run in parallel. Caddyfiles name the HTTP port {$LIVE_PORT}.
+var livePort, liveAddr, adminAddr string
+
+func TestMain(m *testing.M) {
+	livePort = freePort()
+	liveAddr = "127.0.0.1:" + livePort
+	adminAddr = "127.0.0.1:" + freePort()
+	os.Setenv("LIVE_PORT", livePort)
+	code := m.Run()
+	_ = caddy.Stop()
+	os.Exit(code)
+}
+
+func freePort() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
 
 // eras are the protocol revisions every live scenario runs under.
 var eras = []string{"2025-11-25", "2026-07-28"}
 
 // globalOptions starts every live Caddyfile.
 const globalOptions = `{
-	admin localhost:2999
-	http_port 9080
-	https_port 9443
+	http_port {$LIVE_PORT}
 	default_bind 127.0.0.1
 	grace_period 1s
 	%s
 }
 `
 
-// loadCaddyfile (re)configures the test Caddy. extraGlobal goes into the
-// global options block.
-func loadCaddyfile(t *testing.T, extraGlobal, sites string) *caddytest.Tester {
+// loadCaddyfile (re)configures the test Caddy, as a reload would: the
+// config stays running until the next test loads its own. extraGlobal goes
+// into the global options block.
+func loadCaddyfile(t *testing.T, extraGlobal, sites string) {
 	t.Helper()
-	tester := caddytest.NewTester(t)
-	tester.InitServer(fmt.Sprintf(globalOptions, extraGlobal)+sites, "caddyfile")
-	if t.Failed() {
-		t.FailNow()
+	if testing.Short() {
+		t.Skip("starts Caddy")
 	}
-	return tester
+	incaddy.Load(t, "Caddyfile", fmt.Sprintf(globalOptions, extraGlobal)+sites, func(cfg map[string]any) {
+		cfg["admin"] = map[string]any{"listen": adminAddr, "config": map[string]any{"persist": false}}
+	})
+	// The previous config's server closes its idle connections as it shuts
+	// down; a client that picks one for a POST gets EOF (Go retries only
+	// idempotent requests). The clients here use the default transport.
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 }
 
 // startHTTPBin runs go-httpbin on 127.0.0.1 and returns its base URL.

@@ -41,7 +41,7 @@ func TestLiveLogsPlaceholdersMetrics(t *testing.T) {
 		output file %s
 		level DEBUG
 	}
-	metrics`, debugLog), fmt.Sprintf(`http://:9080 {
+	metrics`, debugLog), fmt.Sprintf(`http://:{$LIVE_PORT} {
 	log {
 		output file %s
 	}
@@ -97,7 +97,7 @@ func TestLiveLogsPlaceholdersMetrics(t *testing.T) {
 	}
 
 	// Metrics.
-	_, body := do(t, mustRequest(t, http.MethodGet, "http://localhost:2999/metrics"))
+	_, body := do(t, mustRequest(t, http.MethodGet, "http://"+adminAddr+"/metrics"))
 	for _, want := range []string{
 		`caddy_mcp_tool_calls_total{handler="mcp",outcome="ok",server="caddy-mcp",tool="status"} 1`,
 		`caddy_mcp_tool_calls_total{handler="mcp",outcome="upstream_status",server="caddy-mcp",tool="status"} 1`,

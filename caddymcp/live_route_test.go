@@ -15,7 +15,7 @@ func TestLiveRouteMode(t *testing.T) {
 		name string
 		site string
 	}{
-		{"inside route", fmt.Sprintf(`http://:9080 {
+		{"inside route", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	route {
 		mcp /mcp {
 			%s
@@ -26,7 +26,7 @@ func TestLiveRouteMode(t *testing.T) {
 		}
 	}
 }`, tools, bin)},
-		{"at site level", fmt.Sprintf(`http://:9080 {
+		{"at site level", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		%s
 	}
@@ -35,7 +35,7 @@ func TestLiveRouteMode(t *testing.T) {
 		header_up X-Seen-Tool {http.mcp.tool}
 	}
 }`, tools, bin)},
-		{"with handle blocks", fmt.Sprintf(`http://:9080 {
+		{"with handle blocks", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	handle /mcp {
 		mcp {
 			%s
@@ -77,7 +77,7 @@ func TestLiveRouteMode(t *testing.T) {
 
 func TestLiveRouteModeFailures(t *testing.T) {
 	t.Run("nothing after mcp", func(t *testing.T) {
-		loadCaddyfile(t, "", `http://:9080 {
+		loadCaddyfile(t, "", `http://:{$LIVE_PORT} {
 	route {
 		mcp /mcp {
 			tool orders {
@@ -95,7 +95,7 @@ func TestLiveRouteModeFailures(t *testing.T) {
 	})
 
 	t.Run("reverse_proxy to an upstream that is down", func(t *testing.T) {
-		loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+		loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	route {
 		mcp /mcp {
 			tool orders {
@@ -114,7 +114,7 @@ func TestLiveRouteModeFailures(t *testing.T) {
 	})
 
 	t.Run("a handler that answers nothing for the path", func(t *testing.T) {
-		loadCaddyfile(t, "", `http://:9080 {
+		loadCaddyfile(t, "", `http://:{$LIVE_PORT} {
 	mcp /mcp {
 		tool orders {
 			description "List orders."
@@ -129,7 +129,7 @@ func TestLiveRouteModeFailures(t *testing.T) {
 
 	t.Run("handler answer over the cap aborts cleanly", func(t *testing.T) {
 		bin := startHTTPBin(t)
-		loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+		loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	route {
 		mcp /mcp {
 			max_response_size 1KiB

@@ -258,7 +258,7 @@ func TestLiveSecretsEverywhere(t *testing.T) {
 	base := "/t/{env.CADDY_MCP_SE_PATH}/v1?tenant={env.CADDY_MCP_SE_URLQ}"
 	loadCaddyfile(t, fmt.Sprintf(`log {
 		output file %s
-	}`, mainLog), fmt.Sprintf(`http://:9080 {
+	}`, mainLog), fmt.Sprintf(`http://:{$LIVE_PORT} {
 	log {
 		output file %s
 	}
@@ -287,7 +287,7 @@ func TestLiveSecretsEverywhere(t *testing.T) {
 		}
 		# A path no earlier test serves: the backend connects while the
 		# previous config still answers.
-		backend rest http://127.0.0.1:9080/se-mcp {
+		backend rest http://127.0.0.1:{$LIVE_PORT}/se-mcp {
 			# This Caddy's access log records the request: only the
 			# credential headers (Authorization, Cookie...) are redacted.
 			header Authorization "Bearer {env.CADDY_MCP_SE_BACKEND2}"
@@ -525,7 +525,7 @@ return out.join("\n")`)
 		if len(logs) == 0 || len(access) == 0 {
 			t.Fatal("no logs were written; the scan would prove nothing")
 		}
-		_, cfg := do(t, mustRequest(t, http.MethodGet, "http://localhost:2999/config/"))
+		_, cfg := do(t, mustRequest(t, http.MethodGet, "http://"+adminAddr+"/config/"))
 		sources := map[string]string{
 			"responses":  strings.Join(seen, "\n"),
 			"the log":    string(logs),
@@ -561,7 +561,7 @@ func TestLiveSecretsRouteModeAbortLog(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "caddy.log")
 	loadCaddyfile(t, fmt.Sprintf(`log {
 		output file %s
-	}`, logFile), fmt.Sprintf(`http://:9080 {
+	}`, logFile), fmt.Sprintf(`http://:{$LIVE_PORT} {
 	route /route {
 		mcp {
 			max_response_size 1MiB

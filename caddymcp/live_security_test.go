@@ -15,7 +15,7 @@ import (
 func TestLiveOriginAndHost(t *testing.T) {
 	bin := startHTTPBin(t)
 	site := func(extra string) string {
-		return fmt.Sprintf(`http://:9080 {
+		return fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream %s
 		%s
@@ -49,13 +49,13 @@ func TestLiveOriginAndHost(t *testing.T) {
 		loadCaddyfile(t, "", site("allow_origins https://app.example.com"))
 		run(t, []check{
 			{"client without Origin", nil, 200, ""},
-			{"DNS rebinding: hostile Host with matching Origin", map[string]string{"Host": "evil.example:9080", "Origin": "http://evil.example:9080"}, 403, ""},
+			{"DNS rebinding: hostile Host with matching Origin", map[string]string{"Host": "evil.example:" + livePort, "Origin": "http://evil.example:" + livePort}, 403, ""},
 			{"DNS rebinding: hostile Host, no Origin", map[string]string{"Host": "evil.example"}, 403, ""},
 			{"cross-site Origin", map[string]string{"Origin": "https://evil.example"}, 403, ""},
 			{"Origin null", map[string]string{"Origin": "null"}, 403, ""},
 			{"browser client from an allowed Origin", map[string]string{"Origin": "https://app.example.com"}, 200, "https://app.example.com"},
 			{"same-origin page on loopback", map[string]string{"Origin": "http://" + liveAddr}, 200, "http://" + liveAddr},
-			{"same-origin page on localhost", map[string]string{"Host": "localhost:9080", "Origin": "http://localhost:9080"}, 200, "http://localhost:9080"},
+			{"same-origin page on localhost", map[string]string{"Host": "localhost:" + livePort, "Origin": "http://localhost:" + livePort}, 200, "http://localhost:" + livePort},
 			{"same-host proxy forwarding a public Host", map[string]string{"Host": "api.example.com"}, 403, ""},
 		})
 
@@ -100,7 +100,7 @@ func TestLiveOriginAndHost(t *testing.T) {
 			{"cross-site Origin through a trusted proxy", map[string]string{"Host": "api.example.com", "X-Forwarded-For": "203.0.113.7", "Origin": "https://evil.example"}, 403, ""},
 			// A browser on this machine is a trusted peer too, but it says
 			// nothing about forwarding: the rebinding attack still fails.
-			{"DNS rebinding from a trusted loopback peer", map[string]string{"Host": "evil.example:9080", "Origin": "http://evil.example:9080"}, 403, ""},
+			{"DNS rebinding from a trusted loopback peer", map[string]string{"Host": "evil.example:" + livePort, "Origin": "http://evil.example:" + livePort}, 403, ""},
 		})
 	})
 }
@@ -139,9 +139,9 @@ func TestLiveSecrets(t *testing.T) {
 	defer api.Close()
 
 	logFile := filepath.Join(t.TempDir(), "caddy.log")
-	tester := loadCaddyfile(t, fmt.Sprintf(`log {
+	loadCaddyfile(t, fmt.Sprintf(`log {
 		output file %s
-	}`, logFile), fmt.Sprintf(`http://:9080 {
+	}`, logFile), fmt.Sprintf(`http://:{$LIVE_PORT} {
 	log {
 		output file %s
 	}
@@ -190,7 +190,6 @@ func TestLiveSecrets(t *testing.T) {
 		}
 	}
 }`, logFile, api.URL, closedAddr(t)))
-	_ = tester
 
 	var seen []string // every response the clients received, as JSON
 	record := func(v any) {
@@ -262,7 +261,7 @@ func TestLiveSecrets(t *testing.T) {
 	if strings.Contains(string(logs), secret) {
 		t.Errorf("the log holds the secret")
 	}
-	_, cfg := do(t, mustRequest(t, http.MethodGet, "http://localhost:2999/config/"))
+	_, cfg := do(t, mustRequest(t, http.MethodGet, "http://"+adminAddr+"/config/"))
 	if strings.Contains(string(cfg), secret) || !strings.Contains(string(cfg), "{env.CADDY_MCP_TEST_SECRET}") {
 		t.Errorf("the config holds the secret, or lost the placeholder")
 	}

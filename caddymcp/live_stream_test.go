@@ -37,7 +37,7 @@ func TestLiveProgressFlushes(t *testing.T) {
 		}
 	}))
 	defer api.Close()
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream %s
 		tool wait {

@@ -165,7 +165,7 @@ const restTools = `
 
 func TestLiveUpstreamMode(t *testing.T) {
 	bin := startHTTPBin(t)
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		%s
 	}
@@ -401,7 +401,7 @@ func runRESTScenarios(t *testing.T, cl *client.Client, endpoint string) {
 }
 
 func TestLiveUpstreamDown(t *testing.T) {
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream http://%s/base
 		tool get {
@@ -424,7 +424,7 @@ func TestLiveUpstreamDown(t *testing.T) {
 // TestLiveBadRequests sends what an MCP client would not.
 func TestLiveBadRequests(t *testing.T) {
 	bin := startHTTPBin(t)
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream %s
 		max_request_size 2KiB
@@ -472,7 +472,7 @@ func TestLiveBadRequests(t *testing.T) {
 // get it, and can call tools with it.
 func TestLiveOlderProtocolVersions(t *testing.T) {
 	bin := startHTTPBin(t)
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:9080 {
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream %s
 		tool get {
@@ -501,7 +501,7 @@ func TestLiveOlderProtocolVersions(t *testing.T) {
 func TestLiveUpstreamFromPlaceholder(t *testing.T) {
 	bin := startHTTPBin(t)
 	t.Setenv("CADDY_MCP_TEST_UPSTREAM", bin+"/anything/base")
-	loadCaddyfile(t, "", `http://:9080 {
+	loadCaddyfile(t, "", `http://:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream {env.CADDY_MCP_TEST_UPSTREAM}
 		tool get {

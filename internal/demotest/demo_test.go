@@ -3,7 +3,7 @@
 //
 // It is a package of its own so that it runs in its own test binary:
 // caddy.Load replaces the running config of the whole process, which would
-// pull the rug from under caddytest-based tests running in the same one.
+// pull the rug from under other live tests running in the same one.
 package demotest
 
 import (
