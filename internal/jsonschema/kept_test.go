@@ -597,3 +597,51 @@ func (g *schemaGen) anything(depth int) any {
 		return o
 	}
 }
+
+// fuzzSchemas are schemas as tools have them: from arg lines, and whole
+// input_schemas with the keywords that gather errors.
+var fuzzSchemas = []string{
+	`{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}},"required":["tags"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"id":{"type":"integer"},"state":{"type":"string","enum":["open","closed"]},"objs":{"type":"array","items":{"type":"object"}}},"required":["id"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"q":{"anyOf":[{"type":"string","maxLength":3},{"type":"array","items":{"type":"integer","minimum":0},"uniqueItems":true}]}},"additionalProperties":{"type":"array","items":{"type":"string"}}}`,
+	`{"type":"array","prefixItems":[{"type":"string"}],"unevaluatedItems":{"oneOf":[{"type":"integer"},{"multipleOf":2}]},"contains":{"type":"null"},"maxContains":2}`,
+	`{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"unevaluatedProperties":false}},"$ref":"#/$defs/node"}`,
+}
+
+// FuzzKeptAgreesWithV5 gives fuzzed instances to the copy and to v5: same
+// verdict, same first violations, the others counted.
+func FuzzKeptAgreesWithV5(f *testing.F) {
+	for i := range fuzzSchemas {
+		f.Add(uint8(i), []byte(`{"tags":["a"],"id":1}`))
+		f.Add(uint8(i), []byte(`{"tags":[1,"a",null],"state":"x","q":[3,3,-1],"z":[1],"v":"1","kids":[{"v":1.5,"k":1}]}`))
+		f.Add(uint8(i), []byte(`["a",1,2,null,null,null,3.5,{"v":1}]`))
+		// Many more violations than are kept: a big array of wrong types.
+		f.Add(uint8(i), []byte(`{"tags":[1`+strings.Repeat(",1", 5000)+`],"objs":[1`+strings.Repeat(`,"x"`, 500)+`]}`))
+	}
+	type pair struct {
+		ours   *Schema
+		theirs *v5.Schema
+	}
+	compiled := make([]pair, len(fuzzSchemas))
+	for i, doc := range fuzzSchemas {
+		ours, theirs, errOurs, errTheirs := compilers([]byte(doc), 2020, noLoad)
+		if errOurs != nil || errTheirs != nil {
+			f.Fatalf("%s: %v, %v", doc, errOurs, errTheirs)
+		}
+		compiled[i] = pair{ours, theirs}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, instance []byte) {
+		dec := json.NewDecoder(bytes.NewReader(instance))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil {
+			return
+		}
+		i := int(which) % len(compiled)
+		for _, keep := range []int{1, 3, Kept} {
+			if d := compare(compiled[i].ours, compiled[i].theirs, v, keep); d != "" {
+				t.Fatalf("schema %s\nkeep %d: %s", fuzzSchemas[i], keep, d)
+			}
+		}
+	})
+}
