@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
 
@@ -51,8 +52,9 @@ func schemaError(err error) error {
 // "<instance path>: <reason>", the root written as "/", by instance path
 // (array items in order) then reason: the first jsonschema.Kept of them,
 // then, when there were more, a last line "and N more". A validation
-// keeps no more than these, however often the instance fails. Other
-// errors come back as their message.
+// keeps no more than these, however often the instance fails, and a line
+// longer than maxViolationLine keeps its start and end. Other errors come
+// back as their message.
 func Violations(err error) []string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
@@ -67,7 +69,7 @@ func Violations(err error) []string {
 			loc = "/"
 		}
 		// A property named "" is at "/" too.
-		if line := loc + ": " + l.Message; !seen[line] {
+		if line := shortened(loc + ": " + l.Message); !seen[line] {
 			seen[line] = true
 			out = append(out, line)
 		}
@@ -76,4 +78,23 @@ func Violations(err error) []string {
 		out = append(out, fmt.Sprintf("and %s more", humanize.Comma(int64(more))))
 	}
 	return out
+}
+
+// maxViolationLine bounds a line of Violations: a path may name a
+// property of any length, and a reason may quote the value.
+const maxViolationLine = 1024
+
+// shortened cuts the middle out of a line longer than maxViolationLine.
+func shortened(line string) string {
+	if len(line) <= maxViolationLine {
+		return line
+	}
+	head, tail := maxViolationLine*2/3, len(line)-maxViolationLine/3
+	for head > 0 && !utf8.RuneStart(line[head]) {
+		head--
+	}
+	for tail < len(line) && !utf8.RuneStart(line[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s… (%d bytes left out) …%s", line[:head], tail-head, line[tail:])
 }

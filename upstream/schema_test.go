@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // tagsSchema is what `arg tags string[] required` makes.
@@ -142,5 +143,28 @@ func benchValidate(b *testing.B, body []byte, valid bool) {
 		if err != nil {
 			_ = strings.Join(Violations(err), "\n- ")
 		}
+	}
+}
+
+func TestViolationsShortenLongLines(t *testing.T) {
+	// A property name of 100 KB, under a schema for any property.
+	s, err := CompileSchema([]byte(`{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.Repeat("é", 50_000)
+	got := Violations(s.Validate(map[string]any{name: []any{1.0, 2.0, 3.0}}))
+	if len(got) != 3 {
+		t.Fatalf("%d lines", len(got))
+	}
+	for i, line := range got {
+		if len(line) > 1100 || !utf8.ValidString(line) || !strings.HasPrefix(line, "/%C3%A9%C3%A9") ||
+			!strings.HasSuffix(line, fmt.Sprintf("%%C3%%A9/%d: expected string, but got number", i)) || !strings.Contains(line, " bytes left out) …") {
+			t.Errorf("line %d, %d bytes: %.80s…%s", i, len(line), line, line[max(0, len(line)-80):])
+		}
+	}
+	// Short lines stay whole.
+	if line := shortened("/a: " + strings.Repeat("x", 1000)); len(line) != 1004 {
+		t.Errorf("a line of 1004 bytes became %d", len(line))
 	}
 }
