@@ -184,7 +184,10 @@ func (s *Schema) validateValue(v interface{}, vloc string, keep int) (err error)
 			}
 		}
 	}()
-	if _, err := s.validate(nil, 0, "", v, vloc, max(keep, 1)); err != nil {
+	// Room for the scope of nested schemas: each appends itself, and a
+	// full slice would make every item of an array allocate a new one.
+	scope := make([]schemaRef, 0, 32)
+	if _, err := s.validate(scope, 0, "", v, vloc, max(keep, 1)); err != nil {
 		ve := ValidationError{
 			KeywordLocation:         "",
 			AbsoluteKeywordLocation: s.Location,
