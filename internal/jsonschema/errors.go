@@ -72,20 +72,32 @@ type ValidationError struct {
 	Message                 string             // describes error
 	Causes                  []*ValidationError // nested validation errors
 
-	omitted int  // leaf violations found under this error and not kept in Causes
-	dropped bool // a leaf to be removed: not among the first kept (see errorSet)
+	omitted int                // leaf violations found under this error and not kept in Causes
+	up      *ValidationError   // the error this one is a cause of
+	leaves  []*ValidationError // the leaves under this one, when it was made
+	dropped bool               // left out of the errors kept (see errorSet)
+
+	// Until locate: where the error is, from which KeywordLocation and
+	// InstanceLocation are made.
+	frame       *scopeNode
+	keywordPath string
+	instance    *instanceLoc
 }
 
 func (ve *ValidationError) add(causes ...error) error {
 	for _, cause := range causes {
-		ve.Causes = append(ve.Causes, cause.(*ValidationError))
+		ve.hold(cause.(*ValidationError))
 	}
 	return ve
 }
 
 func (ve *ValidationError) causes(err error) error {
 	if err := err.(*ValidationError); err.Message == "" {
-		ve.Causes = err.Causes
+		for _, c := range err.Causes {
+			ve.hold(c)
+		}
+		// err's list, not its causes': those may name leaves dropped since.
+		ve.leaves = err.leaves
 		ve.omitted += err.omitted
 	} else {
 		ve.add(err)

@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -113,10 +114,10 @@ func isDigits(s string) bool {
 type errorSet struct {
 	keep    int
 	arrived int                // errors added
-	errs    []*ValidationError // the kept ones, in the order they came
+	errs    []*ValidationError // the errors added, in order; some may be dropped
+	dropped int                // errors of errs dropped since the last compact
 	first   []*ValidationError // the kept leaves, in LeafLess order, at most keep
 	omitted int                // leaf violations dropped here
-	evicted int                // leaves dropped from errs since the last prune
 }
 
 func newErrorSet(keep int) *errorSet {
@@ -127,48 +128,71 @@ func newErrorSet(keep int) *errorSet {
 func (s *errorSet) add(err error) {
 	e := err.(*ValidationError)
 	s.arrived++
-	e.visitLeaves(s.rank)
-	if ok, lost := e.prune(); ok {
-		s.errs = append(s.errs, e)
+	s.errs = append(s.errs, e)
+	if len(e.Causes) == 0 {
+		s.rank(e)
 	} else {
-		s.omitted += lost
+		for _, l := range e.leaves {
+			s.rank(l)
+		}
 	}
-	if s.evicted > s.keep {
-		s.prune()
+	if s.dropped > s.keep {
+		s.compact()
 	}
 }
 
-// rank places leaf l among the first ones, or marks it dropped: counted
-// when it is not among them, not counted when it repeats one of them.
+// rank places leaf l among the first ones, or drops it: counted when it is
+// not among them, not counted when it repeats one of them.
 func (s *errorSet) rank(l *ValidationError) {
-	i := sort.Search(len(s.first), func(i int) bool { return !LeafLess(s.first[i], l) })
-	if i < len(s.first) && !LeafLess(l, s.first[i]) {
-		l.dropped = true // the same location and message as one kept
+	i := sort.Search(len(s.first), func(i int) bool { return !leafLess(s.first[i], l) })
+	if i < len(s.first) && !leafLess(l, s.first[i]) {
+		s.drop(l) // the same location and message as one kept
 		return
 	}
 	if i >= s.keep {
-		l.dropped = true
 		s.omitted++
+		s.drop(l)
 		return
 	}
 	if len(s.first) == s.keep {
 		last := s.first[len(s.first)-1]
-		last.dropped = true
-		s.omitted++
-		s.evicted++
 		s.first = s.first[:len(s.first)-1]
+		s.omitted++
+		s.drop(last)
 	}
 	s.first = append(s.first, nil)
 	copy(s.first[i+1:], s.first[i:])
 	s.first[i] = l
 }
 
-// prune drops the errors left with no kept leaf.
-func (s *errorSet) prune() {
-	var lost int
-	s.errs, lost = pruneEach(s.errs)
-	s.omitted += lost
-	s.evicted = 0
+// drop removes leaf l from the errors held, and the errors above it left
+// with no cause; the omitted counts they held stay with what remains.
+func (s *errorSet) drop(l *ValidationError) {
+	e, lost := l, 0
+	for {
+		lost += e.omitted
+		up := e.up
+		if up == nil { // one of errs
+			e.dropped = true
+			s.dropped++
+			s.omitted += lost
+			return
+		}
+		i := slices.Index(up.Causes, e)
+		up.Causes = slices.Delete(up.Causes, i, i+1)
+		e.up = nil
+		if len(up.Causes) > 0 {
+			up.omitted += lost
+			return
+		}
+		e = up
+	}
+}
+
+// compact forgets the errors dropped.
+func (s *errorSet) compact() {
+	s.errs = slices.DeleteFunc(s.errs, func(e *ValidationError) bool { return e.dropped })
+	s.dropped = 0
 }
 
 // err is what the gathered errors amount to: nil, the one error, or parent
@@ -177,10 +201,13 @@ func (s *errorSet) err(parent func() *ValidationError) error {
 	if s.arrived == 0 {
 		return nil
 	}
-	s.prune()
+	s.compact()
 	if s.arrived == 1 && len(s.errs) == 1 {
 		e := s.errs[0]
 		e.omitted += s.omitted
+		if len(e.Causes) > 0 {
+			e.leaves = s.first
+		}
 		return e
 	}
 	return s.into(parent())
@@ -188,54 +215,25 @@ func (s *errorSet) err(parent func() *ValidationError) error {
 
 // into makes the kept errors the causes of parent.
 func (s *errorSet) into(parent *ValidationError) *ValidationError {
-	s.prune()
-	parent.Causes = append(parent.Causes, s.errs...)
+	s.compact()
+	for _, e := range s.errs {
+		parent.hold(e)
+	}
+	// The lists of the errors held may name leaves dropped since.
+	parent.leaves = s.first
 	parent.omitted += s.omitted
 	return parent
 }
 
-func (e *ValidationError) visitLeaves(f func(*ValidationError)) {
-	if len(e.Causes) == 0 {
-		f(e)
-		return
+// hold makes c a cause of ve.
+func (ve *ValidationError) hold(c *ValidationError) {
+	ve.Causes = append(ve.Causes, c)
+	c.up = ve
+	if len(c.Causes) == 0 {
+		ve.leaves = append(ve.leaves, c)
+	} else {
+		ve.leaves = append(ve.leaves, c.leaves...)
 	}
-	for _, c := range e.Causes {
-		c.visitLeaves(f)
-	}
-}
-
-// prune removes the dropped leaves under e and the errors left with no
-// cause, and reports whether e stays. When it does not, lost is the count
-// of omitted leaves it held, for the caller to hold.
-func (e *ValidationError) prune() (stays bool, lost int) {
-	if len(e.Causes) == 0 {
-		if e.dropped {
-			return false, e.omitted
-		}
-		return true, 0
-	}
-	var n int
-	e.Causes, n = pruneEach(e.Causes)
-	e.omitted += n
-	if len(e.Causes) == 0 {
-		return false, e.omitted
-	}
-	return true, 0
-}
-
-// pruneEach prunes the errors of list and returns those that stay, in
-// list's array, and the omitted counts of those that do not.
-func pruneEach(list []*ValidationError) (kept []*ValidationError, lost int) {
-	kept = list[:0]
-	for _, e := range list {
-		if ok, n := e.prune(); ok {
-			kept = append(kept, e)
-		} else {
-			lost += n
-		}
-	}
-	clear(list[len(kept):])
-	return kept, lost
 }
 
 // itemSet is a set of array indexes: the items not yet evaluated. v5 kept

@@ -102,7 +102,54 @@ func compare(ours *Schema, theirs *v5.Schema, v any, keep int) string {
 	if total == len(want) && more != total-n {
 		return fmt.Sprintf("%d more, v5 has exactly %d past the %d listed", more, total-n, n)
 	}
+	// Every error kept is one of v5's, where v5 has it; all of them when
+	// nothing was left out.
+	theirNodes := map[string]int{}
+	walkV5(veTheirs, func(e *v5.ValidationError) {
+		theirNodes[nodeKey(e.KeywordLocation, e.AbsoluteKeywordLocation, e.InstanceLocation, e.Message)]++
+	})
+	ourNodes := 0
+	var missing string
+	walkOurs(veOurs, func(e *ValidationError) {
+		ourNodes++
+		k := nodeKey(e.KeywordLocation, e.AbsoluteKeywordLocation, e.InstanceLocation, e.Message)
+		if theirNodes[k] == 0 && missing == "" {
+			missing = k
+		}
+		theirNodes[k]--
+	})
+	if missing != "" {
+		return fmt.Sprintf("kept error %s is not v5's", missing)
+	}
+	if more == 0 && total == len(want) && ourNodes != countV5(veTheirs) {
+		return fmt.Sprintf("%d errors kept of v5's %d, none left out", ourNodes, countV5(veTheirs))
+	}
 	return ""
+}
+
+func nodeKey(kw, abs, inst, msg string) string {
+	l := lineOf(inst, msg)
+	return fmt.Sprintf("[K %s] [A %s] [I %s] %s", kw, abs, l.loc, l.msg)
+}
+
+func walkV5(e *v5.ValidationError, f func(*v5.ValidationError)) {
+	f(e)
+	for _, c := range e.Causes {
+		walkV5(c, f)
+	}
+}
+
+func walkOurs(e *ValidationError, f func(*ValidationError)) {
+	f(e)
+	for _, c := range e.Causes {
+		walkOurs(c, f)
+	}
+}
+
+func countV5(e *v5.ValidationError) int {
+	n := 0
+	walkV5(e, func(*v5.ValidationError) { n++ })
+	return n
 }
 
 // compilers compiles one schema document with the copy and with v5, both
@@ -452,7 +499,8 @@ func (g *schemaGen) object(depth int) map[string]any {
 		s["unevaluatedProperties"] = false
 		s["allOf"] = []any{map[string]any{"properties": map[string]any{"extra": g.schema(0)}}}
 	case 3:
-		s["patternProperties"] = map[string]any{"^[0-9]+$": g.schema(0)}
+		// Values validated twice, at equal locations built apart.
+		s["patternProperties"] = map[string]any{"^[0-9a]+$": g.schema(depth)}
 	case 4:
 		s["propertyNames"] = map[string]any{"maxLength": 3}
 		s["dependentRequired"] = map[string]any{"a": []string{"b"}}

@@ -184,38 +184,30 @@ func (s *Schema) validateValue(v interface{}, vloc string, keep int) (err error)
 			}
 		}
 	}()
-	// Room for the scope of nested schemas: each appends itself, and a
-	// full slice would make every item of an array allocate a new one.
-	scope := make([]schemaRef, 0, 32)
-	if _, err := s.validate(scope, 0, "", v, vloc, max(keep, 1)); err != nil {
+	root := &instanceLoc{token: vloc}
+	if _, err := s.validate(nil, 0, "", v, root, max(keep, 1)); err != nil {
 		ve := ValidationError{
 			KeywordLocation:         "",
 			AbsoluteKeywordLocation: s.Location,
 			InstanceLocation:        vloc,
 			Message:                 fmt.Sprintf("doesn't validate with %s", s.Location),
 		}
-		return ve.causes(err)
+		ve.causes(err)
+		ve.locate()
+		return &ve
 	}
 	return nil
 }
 
 // validate validates given value v with this schema.
-func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interface{}, vloc string, keep int) (result validationResult, err error) {
-	validationError := func(keywordPath string, format string, a ...interface{}) *ValidationError {
-		return &ValidationError{
-			KeywordLocation:         keywordLocation(scope, keywordPath),
-			AbsoluteKeywordLocation: joinPtr(s.Location, keywordPath),
-			InstanceLocation:        vloc,
-			Message:                 fmt.Sprintf(format, a...),
-		}
-	}
-
+//
+// scope is the schema that applied s (nil for the root), of which the last
+// vscope applied to v itself.
+func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interface{}, vloc *instanceLoc, keep int) (result validationResult, err error) {
 	sref := schemaRef{spath, s, false}
-	if err := checkLoop(scope[len(scope)-vscope:], sref); err != nil {
+	if err := scope.checkLoop(vscope, sref); err != nil {
 		panic(err)
 	}
-	scope = append(scope, sref)
-	vscope++
 
 	// populate result
 	switch v := v.(type) {
@@ -228,28 +220,8 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		result.unevalItems = allItems(len(v))
 	}
 
-	validate := func(sch *Schema, schPath string, v interface{}, vpath string) error {
-		vloc := vloc
-		if vpath != "" {
-			vloc += "/" + vpath
-		}
-		_, err := sch.validate(scope, 0, schPath, v, vloc, keep)
-		return err
-	}
-
-	validateInplace := func(sch *Schema, schPath string) error {
-		vr, err := sch.validate(scope, vscope, schPath, v, vloc, keep)
-		if err == nil {
-			// update result
-			for pname := range result.unevalProps {
-				if _, ok := vr.unevalProps[pname]; !ok {
-					delete(result.unevalProps, pname)
-				}
-			}
-			result.unevalItems.keepOnly(vr.unevalItems)
-		}
-		return err
-	}
+	f := &frame{s: s, scope: scope.push(sref), vscope: vscope + 1, v: v, vloc: vloc, keep: keep, result: &result}
+	validationError, validate, validateInplace := f.validationError, f.validate, f.validateInplace
 
 	if s.Always != nil {
 		if !*s.Always {
@@ -633,11 +605,10 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 	if s.RecursiveRef != nil {
 		sch := s.RecursiveRef
 		if sch.RecursiveAnchor {
-			// recursiveRef based on scope
-			for _, e := range scope {
-				if e.schema.RecursiveAnchor {
-					sch = e.schema
-					break
+			// recursiveRef based on scope: the outermost anchor
+			for n := f.scope; n != nil; n = n.parent {
+				if n.ref.schema.RecursiveAnchor {
+					sch = n.ref.schema
 				}
 			}
 		}
@@ -649,8 +620,8 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 		sch := s.DynamicRef
 		if s.dynamicRefAnchor != "" && sch.DynamicAnchor == s.dynamicRefAnchor {
 			// dynamicRef based on scope
-			for i := len(scope) - 1; i >= 0; i-- {
-				sr := scope[i]
+			for n := f.scope; n != nil; n = n.parent {
+				sr := n.ref
 				if sr.discard {
 					break
 				}
@@ -717,7 +688,7 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 	if s.If != nil {
 		err := validateInplace(s.If, "if")
 		// "if" leaves dynamic scope
-		scope[len(scope)-1].discard = true
+		f.scope.ref.discard = true
 		if err == nil {
 			if s.Then != nil {
 				if err := validateInplace(s.Then, "then"); err != nil {
@@ -732,11 +703,12 @@ func (s *Schema) validate(scope []schemaRef, vscope int, spath string, v interfa
 			}
 		}
 		// restore dynamic scope
-		scope[len(scope)-1].discard = false
+		f.scope.ref.discard = false
 	}
 
 	for _, ext := range s.Extensions {
-		if err := ext.Validate(ValidationContext{result, validate, validateInplace, validationError}, v); err != nil {
+		ef := *f // what an extension keeps may outlive f
+		if err := ext.Validate(ValidationContext{result, ef.validate, ef.validateInplace, ef.validationError}, v); err != nil {
 			errors.add(err)
 		}
 	}
