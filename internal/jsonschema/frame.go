@@ -16,16 +16,14 @@ type frame struct {
 	result *validationResult
 }
 
-// validationError makes an error of f's schema. The keyword and instance
-// locations are made into strings only for the errors kept (see
-// ValidationError.locate).
+// validationError makes an error of f's schema. Its locations are made
+// into strings only if it is kept (see ValidationError.locate).
 func (f *frame) validationError(keywordPath string, format string, a ...interface{}) *ValidationError {
 	return &ValidationError{
-		AbsoluteKeywordLocation: joinPtr(f.s.Location, keywordPath),
-		Message:                 fmt.Sprintf(format, a...),
-		frame:                   f.scope,
-		keywordPath:             keywordPath,
-		instance:                f.vloc,
+		Message:     fmt.Sprintf(format, a...),
+		frame:       f.scope,
+		keywordPath: keywordPath,
+		instance:    f.vloc,
 	}
 }
 

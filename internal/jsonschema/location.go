@@ -173,6 +173,7 @@ func (lr *locator) locate(ve *ValidationError) {
 	}
 	if ve.frame != nil {
 		ve.KeywordLocation = lr.errorLocation(ve)
+		ve.AbsoluteKeywordLocation = joinPtr(ve.frame.ref.schema.Location, ve.keywordPath)
 	}
 	// The causes' frames served to find this one's location.
 	for _, c := range ve.Causes {
