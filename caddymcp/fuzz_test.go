@@ -371,6 +371,8 @@ func FuzzMCPHandler(f *testing.F) {
 		{body: call("read_file", `{"path":"a/\uff0e\uff0e/b\u0085"}`), version: legacy},
 		{body: call("submit_form", `{"a":"1 2","b":["x","y"],"n":-0.0}`), version: legacy},
 		{body: call("put_tags", `{"id":1,"tags":["a","{env.FUZZ_MCP_SECRET}"]}`), version: legacy},
+		// 30,000 violations, near max_request_size: 20 listed, the rest counted.
+		{body: call("put_tags", `{"id":1,"tags":[1`+strings.Repeat(",1", 29_999)+`]}`), version: legacy},
 		{body: call("structured", `{}`), version: legacy},
 		{body: call("bad_structured", `null`), version: legacy},
 		{body: call("fail", `{}`), version: legacy},

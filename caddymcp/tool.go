@@ -13,8 +13,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/jsonschema"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 

@@ -12,7 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/jsonschema"
 )
 
 // errorBodyPreview is how much of a failed answer's body an error shows.

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/dustin/go-humanize"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/jsonschema"
 )
 
 // CompileSchema compiles a JSON Schema document (draft 2020-12 unless it
@@ -46,35 +48,53 @@ func schemaError(err error) error {
 	return errors.New(msg)
 }
 
-// Violations lists every leaf violation of a validation error as
-// "<instance path>: <reason>", the root written as "/". Other errors come
+// Violations lists the leaf violations of a validation error as
+// "<instance path>: <reason>", the root written as "/", by instance path
+// (array items in order) then reason: the first jsonschema.Kept of them,
+// then, when there were more, a last line "and N more". A validation
+// keeps no more than these, however often the instance fails, and a line
+// longer than maxViolationLine keeps its start and end. Other errors come
 // back as their message.
 func Violations(err error) []string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return []string{err.Error()}
 	}
-	var out []string
-	seen := make(map[string]bool)
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := e.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			line := loc + ": " + e.Message
-			if !seen[line] {
-				seen[line] = true
-				out = append(out, line)
-			}
-			return
+	leaves, more := ve.Leaves()
+	out := make([]string, 0, len(leaves)+1)
+	seen := make(map[string]bool, len(leaves))
+	for _, l := range leaves {
+		loc := l.InstanceLocation
+		if loc == "" {
+			loc = "/"
 		}
-		for _, c := range e.Causes {
-			walk(c)
+		// A property named "" is at "/" too.
+		if line := shortened(loc + ": " + l.Message); !seen[line] {
+			seen[line] = true
+			out = append(out, line)
 		}
 	}
-	walk(ve)
-	sort.Strings(out)
+	if more > 0 {
+		out = append(out, fmt.Sprintf("and %s more", humanize.Comma(int64(more))))
+	}
 	return out
+}
+
+// maxViolationLine bounds a line of Violations: a path may name a
+// property of any length, and a reason may quote the value.
+const maxViolationLine = 1024
+
+// shortened cuts the middle out of a line longer than maxViolationLine.
+func shortened(line string) string {
+	if len(line) <= maxViolationLine {
+		return line
+	}
+	head, tail := maxViolationLine*2/3, len(line)-maxViolationLine/3
+	for head > 0 && !utf8.RuneStart(line[head]) {
+		head--
+	}
+	for tail < len(line) && !utf8.RuneStart(line[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s… (%d bytes left out) …%s", line[:head], tail-head, line[tail:])
 }
