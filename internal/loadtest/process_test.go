@@ -167,6 +167,18 @@ type caddyProc struct {
 // ready accept connections. The process is killed when the test ends.
 func startCaddy(t *testing.T, name, sites string, env []string, ready ...string) *caddyProc {
 	t.Helper()
+	return runCaddy(t, name, sites, env, 0, ready...)
+}
+
+// startCaddyLimited is startCaddy for a Caddy whose address space is
+// limited to limit bytes (RLIMIT_AS, set by the shell that execs it).
+func startCaddyLimited(t *testing.T, name, sites string, limit int64, ready ...string) *caddyProc {
+	t.Helper()
+	return runCaddy(t, name, sites, nil, limit, ready...)
+}
+
+func runCaddy(t *testing.T, name, sites string, env []string, addressSpace int64, ready ...string) *caddyProc {
+	t.Helper()
 	bin := caddyBinary(t)
 	dir := t.TempDir()
 	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -180,6 +192,12 @@ func startCaddy(t *testing.T, name, sites string, env []string, ready ...string)
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "run", "--config", config, "--adapter", "caddyfile")
+	if addressSpace > 0 {
+		// The shell sets the limit and execs Caddy, which keeps its pid,
+		// its process group and its parent-death signal.
+		cmd = exec.Command("bash", "-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, addressSpace>>10),
+			bin, "run", "--config", config, "--adapter", "caddyfile")
+	}
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Env = append(cmd.Env, "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
