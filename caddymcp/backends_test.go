@@ -121,8 +121,21 @@ func TestManyToolsOfOneName(t *testing.T) {
 	cm, logs := loadObserved(t, `{"timeout":"10s","backends":[{"name":"api","max_tools":`+strconv.Itoa(n)+`,"url":"`+sameNameBackend(t, n, "").URL+`"}]}`)
 	waitListed(t, cm)
 	ctx := context.Background()
+	var view *backendView
+	sameView := func(when string) {
+		t.Helper()
+		cm.describe.mu.Lock()
+		v := cm.describe.views[0]
+		cm.describe.mu.Unlock()
+		if view == nil {
+			view = v
+		} else if v != view {
+			t.Errorf("%s built the backend's names and declarations again", when)
+		}
+	}
 	for i := 0; i < 3; i++ {
 		text := cm.describe.current(ctx)
+		sameView("a tools/list")
 		for _, want := range []string{"  /** Tool number 1. */\n  t(input?: { q?: string }): Promise<unknown>;",
 			"  /**\n   * Tool number 20000.\n   * Calls the backend tool \"t\".\n   */\n  t_20000(input?: { q?: string }): Promise<unknown>;"} {
 			if !strings.Contains(text, want) {
@@ -134,6 +147,7 @@ func TestManyToolsOfOneName(t *testing.T) {
 		if res := executeCode(cm, map[string]any{"code": "return 1"}); res.IsError || resultText(res) != "1" {
 			t.Fatalf("return 1: %s", resultText(res))
 		}
+		sameView("an execution")
 	}
 	res := executeCode(cm, map[string]any{"code": "return [await api.t({}), await api.t_20000({})]"})
 	if res.IsError || resultText(res) != `["called","called"]` {

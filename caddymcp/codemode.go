@@ -304,7 +304,8 @@ func (cm *CodeMode) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhtt
 var codeInputSchema = json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"JavaScript or TypeScript: the body of an async function. Use await, and return the result."}},"required":["code"],"additionalProperties":false}`)
 
 var codeOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"result":{"description":"The value the code returned; absent if it returned nothing. When truncated is true and the value did not fit, the start of its JSON text, as a string."},` +
+	`"result":{"description":"The value the code returned; absent if it returned nothing or if it did not fit in max_output (see result_preview)."},` +
+	`"result_preview":{"type":"string","description":"Only when the returned value did not fit in max_output: the start of its JSON text."},` +
 	`"logs":{"type":"array","items":{"type":"string"},"description":"Console output: the lines that fit, then a line saying how many more were cut, if any."},` +
 	`"truncated":{"type":"boolean","description":"Whether the result or the console output was cut to fit max_output."}},` +
 	`"required":["logs","truncated"]}`)
@@ -343,10 +344,12 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	// The same parts as the text, so that a client reading only the
 	// structured content reads no more than max_output and knows a cut.
+	// A value that did not fit is not in result, where a client would take
+	// the cut text for a string the code returned.
 	structured := map[string]any{"logs": logs, "truncated": res.Cut}
 	switch {
 	case res.ValueCut:
-		structured["result"] = res.ValueShown
+		structured["result_preview"] = res.ValueShown
 	case res.Value != nil:
 		structured["result"] = res.Value
 	}

@@ -24,14 +24,17 @@ func TestExecuteStructuredContent(t *testing.T) {
 	cm, _ := loadObserved(t, `{"backends":[{"name":"api","url":"`+unreachableURL+`"}]}`)
 	for _, tt := range []struct {
 		name, code string
-		want       string // the structured content, with the cut result as "CUT"
+		want       string // the structured content, with the cut result's preview as "CUT"
 	}{
 		{"a value and a line", `console.log("a"); return {x: 1}`, `{"logs":["a"],"result":{"x":1},"truncated":false}`},
 		{"no value", `console.log("only")`, `{"logs":["only"],"truncated":false}`},
 		{"nothing", `const x = 1`, `{"logs":[],"truncated":false}`},
 		{"a result too big, beside short lines",
 			`console.log("one"); console.log("two"); console.log("three"); return Array(300).fill({pad: "x".repeat(100)})`,
-			`{"logs":["one","two","three"],"result":"CUT","truncated":true}`},
+			`{"logs":["one","two","three"],"result_preview":"CUT","truncated":true}`},
+		{"a string returned, with the logs cut",
+			`for (let i = 0; i < 5000; i++) console.log("line " + i); return "short"`,
+			`{"logs":"LINES","result":"short","truncated":true}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := executeCode(cm, map[string]any{"code": tt.code})
@@ -49,12 +52,20 @@ func TestExecuteStructuredContent(t *testing.T) {
 			if err := schema.Validate(v); err != nil {
 				t.Errorf("the structured content does not fit the output schema: %v", err)
 			}
-			if shown, ok := v["result"].(string); ok && strings.Contains(tt.want, "CUT") {
+			if shown, ok := v["result_preview"].(string); ok && strings.Contains(tt.want, "CUT") {
 				// The start of the value's JSON text, as the text shows it.
 				if !strings.HasPrefix(shown, `[{"pad":"xxx`) || !strings.Contains(resultText(res), shown+"\n[cut: ") {
 					t.Errorf("the cut result is not the part the text shows: %.80s", shown)
 				}
-				v["result"] = "CUT"
+				v["result_preview"] = "CUT"
+				got, _ = json.Marshal(v)
+			}
+			if logs, ok := v["logs"].([]any); ok && strings.Contains(tt.want, "LINES") {
+				// Some lines, then the count of the rest.
+				if last, _ := logs[len(logs)-1].(string); len(logs) < 2 || !strings.Contains(last, "more") {
+					t.Errorf("the cut logs end with %q, want a count of the lines left out", last)
+				}
+				v["logs"] = "LINES"
 				got, _ = json.Marshal(v)
 			}
 			if string(got) != tt.want {

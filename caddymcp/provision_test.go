@@ -266,7 +266,8 @@ func TestProvisionWarnsOfEmptyPlaceholders(t *testing.T) {
 	t.Setenv("CADDY_MCP_TEST_SET", "s3cret-value")
 	dir := t.TempDir()
 	emptyFile, missingFile, secretFile := filepath.Join(dir, "empty"), filepath.Join(dir, "missing"), filepath.Join(dir, "secret")
-	if err := os.WriteFile(emptyFile, nil, 0o600); err != nil {
+	// Caddy drops one trailing newline: a file of just that is empty text.
+	if err := os.WriteFile(emptyFile, []byte("\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(secretFile, []byte("file-s3cret\n"), 0o600); err != nil {

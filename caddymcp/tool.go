@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -468,11 +469,20 @@ func (r configRef) missing() string {
 		}
 		return ""
 	}
-	info, err := os.Stat(r.name)
-	switch {
-	case err != nil || info.IsDir():
+	// As Caddy's {file.*} reads it: what it cannot open is empty text,
+	// and one trailing newline (\n, \r or \r\n) is dropped.
+	f, err := os.Open(r.name)
+	if err != nil {
 		return "unreadable"
-	case info.Size() == 0:
+	}
+	defer f.Close()
+	var head [3]byte
+	n, err := io.ReadFull(f, head[:])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return "unreadable"
+	}
+	switch string(head[:n]) {
+	case "", "\n", "\r", "\r\n":
 		return "empty"
 	}
 	return ""

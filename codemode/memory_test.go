@@ -87,7 +87,10 @@ func TestWatcherBacksOffCollections(t *testing.T) {
 	if n := collections.Load(); n < 1 || n > 8 {
 		t.Errorf("%d forced collections in 400 ms, want 1 to 8", n)
 	}
-	if interrupts.Load() != collections.Load() {
-		t.Errorf("%d interrupts after %d collections over the ceiling", interrupts.Load(), collections.Load())
+	// Each collection that leaves the heap over the ceiling interrupts; a
+	// stop that lands between the collection and the check may take the
+	// last one's interrupt away.
+	if i, c := interrupts.Load(), collections.Load(); i != c && i != c-1 {
+		t.Errorf("%d interrupts after %d collections over the ceiling", i, c)
 	}
 }

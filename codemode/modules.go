@@ -39,6 +39,8 @@ var (
 		// export {};
 		regexp.MustCompile(`^export\s*\{\s*\}\s*;?`),
 	}
+	// `import type from "m"` imports a value: the default export, named type.
+	defaultNamedType = regexp.MustCompile(`^import\s+type` + moduleSpecifier)
 	// An export of a declaration esbuild drops: only the keyword goes.
 	typeDeclarationExport = regexp.MustCompile(`^export\s+(?:type\s+[\w$]+\s*[=<]|interface\s|declare\s)`)
 )
@@ -59,7 +61,7 @@ next:
 	for _, at := range statements {
 		rest := code[at:]
 		for _, re := range typeOnlyStatement {
-			if m := re.FindStringIndex(rest); m != nil {
+			if m := re.FindStringIndex(rest); m != nil && !defaultNamedType.MatchString(rest) {
 				blank(at, at+m[1])
 				continue next
 			}

@@ -26,6 +26,8 @@ func TestModuleSyntax(t *testing.T) {
 			code: "export default async function main() {\n  return 1\n}", wantErr: []string{"export is not available (line 1)", noModules}},
 		{name: "value import", code: "import fs from 'fs'\nreturn fs.readFileSync('x')", wantErr: []string{"import is not available (line 1)", noModules}},
 		{name: "value export after a line", code: "const a = 1;\nexport const b = 2;\nreturn a", wantErr: []string{"export is not available (line 2)"}},
+		{name: "a value import of a default export named type",
+			code: "import type from './api'\nreturn typeof type", wantErr: []string{"import is not available (line 1)", noModules}},
 		{name: "value import after a type import",
 			code: "import type { A } from 'a'\n// the file system\nimport { readFile } from 'fs'\nreturn 1", wantErr: []string{"import is not available (line 3)"}},
 	} {

@@ -17,8 +17,9 @@ import (
 
 // Run adapts the Caddyfile text (filename names it in errors), turns off
 // the admin endpoint, config autosave and the storage check and clean, so
-// that nothing else of this process, no other Caddy on the machine and
-// nothing in the home directory is touched, lets edit change
+// that nothing else of this process, no other Caddy on the machine and,
+// for a config without certificates (no `tls internal`, no ACME), nothing
+// in the home directory is touched, lets edit change
 // the JSON config if it is not nil, and runs it. Caddy stops when the test
 // ends.
 func Run(t testing.TB, filename, text string, edit func(cfg map[string]any)) {
