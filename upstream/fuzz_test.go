@@ -157,10 +157,19 @@ func FuzzPathTemplate(f *testing.F) {
 			return
 		}
 		// The baseline values are hex digits, so that a '%' in the
-		// template before a slot makes a valid escape with them too.
-		baseline, err := tpl.ExpandPath(map[string]any{"a": "00", "b": "00", "path": "00"}, &fuzzReplacer{secret: "S"})
+		// template before a slot makes a valid escape with them too; an
+		// escape the template starts may still make a control character
+		// with them ("%{a}" and 00, "%0{a}" and any digit), which is
+		// refused, so a second plain value is tried. Neither may expand
+		// ("%0{a}" always makes one): then there is nothing to compare.
+		var baseline string
+		for _, plain := range []string{"41", "7a"} {
+			if baseline, err = tpl.ExpandPath(map[string]any{"a": plain, "b": plain, "path": plain}, &fuzzReplacer{secret: "S"}); err == nil {
+				break
+			}
+		}
 		if err != nil {
-			t.Fatalf("%q expands with %q, %q but not with plain values: %v", tmpl, a, b, err)
+			return
 		}
 		if n, m := decodedDotSegments(got), decodedDotSegments(baseline); n > m {
 			t.Errorf("template %q with a=%q b=%q expands to %q: %d dot segments, the template alone has %d", tmpl, a, b, got, n, m)
