@@ -328,18 +328,6 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	return io.ReadAll(rd)
 }
 
-// decodeArgs decodes tool arguments keeping numbers as json.Number; nil
-// when they are not an object.
-func decodeArgs(raw json.RawMessage) map[string]any {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var args map[string]any
-	if dec.Decode(&args) != nil {
-		return nil
-	}
-	return args
-}
-
 func onLoopback(r *http.Request) bool {
 	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok || addr == nil {

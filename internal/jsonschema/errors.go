@@ -85,6 +85,9 @@ type ValidationError struct {
 }
 
 func (ve *ValidationError) add(causes ...error) error {
+	if len(causes) == 1 && causes[0] == error(prunedLeaf) {
+		return prunedLeaf
+	}
 	for _, cause := range causes {
 		ve.hold(cause.(*ValidationError))
 	}
@@ -92,6 +95,9 @@ func (ve *ValidationError) add(causes ...error) error {
 }
 
 func (ve *ValidationError) causes(err error) error {
+	if err == error(prunedLeaf) {
+		return prunedLeaf
+	}
 	if err := err.(*ValidationError); err.Message == "" {
 		for _, c := range err.Causes {
 			ve.hold(c)

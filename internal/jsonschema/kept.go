@@ -124,10 +124,28 @@ func newErrorSet(keep int) *errorSet {
 	return &errorSet{keep: keep}
 }
 
+// prunedLeaf is the error of a leaf violation not made, because the set
+// it would have gone to first would have dropped it at once, counted (see
+// frame.dropsLeaf): made, it would cost its message and an error for
+// nothing, and an array of a million wrong items would make a million. It
+// says that the validation failed, and stands for one violation omitted.
+// Wrapping it (allOf, $ref) gives it back, as the wrapper would have been
+// dropped with it.
+var prunedLeaf = &ValidationError{Message: "pruned", omitted: 1}
+
+// pruning turns prunedLeaf, and the reuse of location nodes, on; tests
+// turn it off to compare.
+var pruning = true
+
 // add takes an error returned by a validation below (a *ValidationError).
 func (s *errorSet) add(err error) {
 	e := err.(*ValidationError)
 	s.arrived++
+	if e == prunedLeaf {
+		// What rank and drop would have done with the leaf made.
+		s.omitted += e.omitted
+		return
+	}
 	s.errs = append(s.errs, e)
 	if len(e.Causes) == 0 {
 		s.rank(e)

@@ -1,6 +1,9 @@
 package jsonschema
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // v5 built the instance location of every value validated and the keyword
 // location of every error as strings: a string per array item holding the
@@ -12,16 +15,21 @@ import "strings"
 // each sharing the string of the deepest location below it.
 
 // instanceLoc is the location of a value in the instance: a token under
-// its parent's location. The root's token is the whole location.
+// its parent's location. The root's token is the whole location. An
+// array item's token is its index, made into a string only if needed.
 type instanceLoc struct {
 	parent *instanceLoc
-	token  string // an escaped JSON pointer token
+	token  string // an escaped JSON pointer token, when index < 0
+	index  int    // an array item's index, or -1
 	depth  int
 }
 
-// child is the location of the value at token under l.
-func (l *instanceLoc) child(token string) *instanceLoc {
-	return &instanceLoc{parent: l, token: token, depth: l.depth + 1}
+// compareParts compares the last tokens of a and b as compareTokens does.
+func compareParts(a, b *instanceLoc) int {
+	if a.index >= 0 && b.index >= 0 {
+		return a.index - b.index
+	}
+	return compareTokens(a.part(), b.part())
 }
 
 // compareLocations orders two locations of one validation as
@@ -48,7 +56,7 @@ func compareLocations(a, b *instanceLoc) int {
 		a, b = a.parent, b.parent
 	}
 	for i := len(pathA) - 1; i >= 0; i-- {
-		if c := compareTokens(pathA[i].token, pathB[i].token); c != 0 {
+		if c := compareParts(pathA[i], pathB[i]); c != 0 {
 			return c
 		}
 	}
@@ -73,13 +81,6 @@ type scopeNode struct {
 	parent *scopeNode
 	ref    schemaRef
 	depth  int
-}
-
-func (n *scopeNode) push(ref schemaRef) *scopeNode {
-	if n == nil {
-		return &scopeNode{ref: ref}
-	}
-	return &scopeNode{parent: n, ref: ref, depth: n.depth + 1}
 }
 
 // checkLoop fails when sref's schema is among the last count schemas of
@@ -120,9 +121,15 @@ type pathNode[N any] interface {
 }
 
 func (l *instanceLoc) up() *instanceLoc { return l.parent }
-func (l *instanceLoc) part() string     { return l.token }
 func (n *scopeNode) up() *scopeNode     { return n.parent }
 func (n *scopeNode) part() string       { return n.ref.path } // "" for the root
+
+func (l *instanceLoc) part() string {
+	if l.index >= 0 {
+		return strconv.Itoa(l.index)
+	}
+	return l.token
+}
 
 // pathOf is n's string, its parent's and "/" and its part. Those of the
 // nodes above n not in made yet are made as parts of it, into made.

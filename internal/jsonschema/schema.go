@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"math/big"
 	"net/url"
 	"regexp"
@@ -184,8 +185,8 @@ func (s *Schema) validateValue(v interface{}, vloc string, keep int) (err error)
 			}
 		}
 	}()
-	root := &instanceLoc{token: vloc}
-	if _, err := s.validate(nil, 0, "", v, root, max(keep, 1)); err != nil {
+	root := &instanceLoc{token: vloc, index: -1}
+	if _, err := s.validate(nil, 0, "", v, root, nil, &run{keep: max(keep, 1)}); err != nil {
 		ve := ValidationError{
 			KeywordLocation:         "",
 			AbsoluteKeywordLocation: s.Location,
@@ -202,32 +203,47 @@ func (s *Schema) validateValue(v interface{}, vloc string, keep int) (err error)
 // validate validates given value v with this schema.
 //
 // scope is the schema that applied s (nil for the root), of which the last
-// vscope applied to v itself.
-func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interface{}, vloc *instanceLoc, keep int) (result validationResult, err error) {
+// vscope applied to v itself; sink is the set the error goes to first, if
+// known.
+func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interface{}, vloc *instanceLoc, sink *errorSet, r *run) (validationResult, error) {
 	sref := schemaRef{spath, s, false}
 	if err := scope.checkLoop(vscope, sref); err != nil {
 		panic(err)
 	}
-
+	if len(s.Extensions) > 0 {
+		r.noFree = true
+	}
+	f := frame{s: s, scope: r.push(scope, sref), vscope: vscope + 1, v: v, vloc: vloc, run: r, sink: sink}
 	// populate result
 	switch v := v.(type) {
 	case map[string]interface{}:
-		result.unevalProps = make(map[string]struct{})
+		f.result.unevalProps = make(map[string]struct{})
 		for pname := range v {
-			result.unevalProps[pname] = struct{}{}
+			f.result.unevalProps[pname] = struct{}{}
 		}
 	case []interface{}:
-		result.unevalItems = allItems(len(v))
+		f.result.unevalItems = allItems(len(v))
 	}
+	err := s.check(&f)
+	if unheld(err) {
+		r.releaseScope(f.scope)
+	}
+	return f.result, err
+}
 
-	f := &frame{s: s, scope: scope.push(sref), vscope: vscope + 1, v: v, vloc: vloc, keep: keep, result: &result}
+// check is validate's work, with f made.
+func (s *Schema) check(f *frame) error {
+	v := f.v
 	validationError, validate, validateInplace := f.validationError, f.validate, f.validateInplace
 
 	if s.Always != nil {
 		if !*s.Always {
-			return result, validationError("", "not allowed")
+			if f.dropsLeaf() {
+				return prunedLeaf
+			}
+			return validationError("", "not allowed")
 		}
-		return result, nil
+		return nil
 	}
 
 	if len(s.Types) > 0 {
@@ -237,20 +253,21 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 			if vType == t {
 				matched = true
 				break
-			} else if t == "integer" && vType == "number" {
-				num, _ := new(big.Rat).SetString(fmt.Sprint(v))
-				if num.IsInt() {
-					matched = true
-					break
-				}
+			} else if t == "integer" && vType == "number" && isInteger(v) {
+				matched = true
+				break
 			}
 		}
 		if !matched {
-			return result, validationError("type", "expected %s, but got %s", strings.Join(s.Types, " or "), vType)
+			if f.dropsLeaf() {
+				return prunedLeaf
+			}
+			return validationError("type", "expected %s, but got %s", strings.Join(s.Types, " or "), vType)
 		}
 	}
 
-	errors := newErrorSet(keep)
+	errors := f.run.newSet()
+	f.into = errors
 
 	if len(s.Constant) > 0 {
 		if !equals(v, s.Constant[0]) {
@@ -306,7 +323,7 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 
 		for pname, sch := range s.Properties {
 			if pvalue, ok := v[pname]; ok {
-				delete(result.unevalProps, pname)
+				delete(f.result.unevalProps, pname)
 				if err := validate(sch, "properties/"+escape(pname), pvalue, escape(pname)); err != nil {
 					errors.add(err)
 				}
@@ -331,7 +348,7 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 		for pattern, sch := range s.PatternProperties {
 			for pname, pvalue := range v {
 				if pattern.MatchString(pname) {
-					delete(result.unevalProps, pname)
+					delete(f.result.unevalProps, pname)
 					if err := validate(sch, "patternProperties/"+escape(pattern.String()), pvalue, escape(pname)); err != nil {
 						errors.add(err)
 					}
@@ -340,12 +357,12 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 		}
 		if s.AdditionalProperties != nil {
 			if allowed, ok := s.AdditionalProperties.(bool); ok {
-				if !allowed && len(result.unevalProps) > 0 {
-					errors.add(validationError("additionalProperties", "additionalProperties %s not allowed", result.unevalPnames()))
+				if !allowed && len(f.result.unevalProps) > 0 {
+					errors.add(validationError("additionalProperties", "additionalProperties %s not allowed", f.result.unevalPnames()))
 				}
 			} else {
 				schema := s.AdditionalProperties.(*Schema)
-				for pname := range result.unevalProps {
+				for pname := range f.result.unevalProps {
 					if pvalue, ok := v[pname]; ok {
 						if err := validate(schema, "additionalProperties", pvalue, escape(pname)); err != nil {
 							errors.add(err)
@@ -353,7 +370,7 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 					}
 				}
 			}
-			result.unevalProps = nil
+			f.result.unevalProps = nil
 		}
 		for dname, dvalue := range s.Dependencies {
 			if _, ok := v[dname]; ok {
@@ -414,9 +431,6 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 					h.Reset()
 					hash(item, &h)
 					k := h.Sum64()
-					if err != nil {
-						panic(err)
-					}
 					arr, ok := m[k]
 					if ok {
 						for _, j := range arr {
@@ -436,21 +450,21 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 		switch items := s.Items.(type) {
 		case *Schema:
 			for i, item := range v {
-				if err := validate(items, "items", item, strconv.Itoa(i)); err != nil {
+				if err := f.validateItem(items, "items", item, i); err != nil {
 					errors.add(err)
 				}
 			}
-			result.unevalItems = nil
+			f.result.unevalItems = nil
 		case []*Schema:
 			for i, item := range v {
 				if i < len(items) {
-					result.unevalItems.delete(i)
-					if err := validate(items[i], "items/"+strconv.Itoa(i), item, strconv.Itoa(i)); err != nil {
+					f.result.unevalItems.delete(i)
+					if err := f.validateItem(items[i], "items/"+strconv.Itoa(i), item, i); err != nil {
 						errors.add(err)
 					}
 				} else if sch, ok := s.AdditionalItems.(*Schema); ok {
-					result.unevalItems.delete(i)
-					if err := validate(sch, "additionalItems", item, strconv.Itoa(i)); err != nil {
+					f.result.unevalItems.delete(i)
+					if err := f.validateItem(sch, "additionalItems", item, i); err != nil {
 						errors.add(err)
 					}
 				} else {
@@ -459,7 +473,7 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 			}
 			if additionalItems, ok := s.AdditionalItems.(bool); ok {
 				if additionalItems {
-					result.unevalItems = nil
+					f.result.unevalItems = nil
 				} else if len(v) > len(items) {
 					errors.add(validationError("additionalItems", "only %d items are allowed, but found %d items", len(items), len(v)))
 				}
@@ -469,13 +483,13 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 		// prefixItems + items
 		for i, item := range v {
 			if i < len(s.PrefixItems) {
-				result.unevalItems.delete(i)
-				if err := validate(s.PrefixItems[i], "prefixItems/"+strconv.Itoa(i), item, strconv.Itoa(i)); err != nil {
+				f.result.unevalItems.delete(i)
+				if err := f.validateItem(s.PrefixItems[i], "prefixItems/"+strconv.Itoa(i), item, i); err != nil {
 					errors.add(err)
 				}
 			} else if s.Items2020 != nil {
-				result.unevalItems.delete(i)
-				if err := validate(s.Items2020, "items", item, strconv.Itoa(i)); err != nil {
+				f.result.unevalItems.delete(i)
+				if err := f.validateItem(s.Items2020, "items", item, i); err != nil {
 					errors.add(err)
 				}
 			} else {
@@ -486,20 +500,23 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 		// contains + minContains + maxContains
 		if s.Contains != nil && (s.MinContains != -1 || s.MaxContains != -1) {
 			matched := 0
-			causes := newErrorSet(keep)
+			causes := f.run.newSet()
+			f.into = causes
 			for i, item := range v {
-				if err := validate(s.Contains, "contains", item, strconv.Itoa(i)); err != nil {
+				if err := f.validateItem(s.Contains, "contains", item, i); err != nil {
 					causes.add(err)
 				} else {
 					matched++
 					if s.ContainsEval {
-						result.unevalItems.delete(i)
+						f.result.unevalItems.delete(i)
 					}
 				}
 			}
+			f.into = errors
 			if s.MinContains != -1 && matched < s.MinContains {
 				errors.add(causes.into(validationError("minContains", "valid must be >= %d, but got %d", s.MinContains, matched)))
 			}
+			f.run.releaseSet(causes)
 			if s.MaxContains != -1 && matched > s.MaxContains {
 				errors.add(validationError("maxContains", "valid must be <= %d, but got %d", s.MaxContains, matched))
 			}
@@ -638,8 +655,12 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 		}
 	}
 
-	if s.Not != nil && validateInplace(s.Not, "not") == nil {
-		errors.add(validationError("not", "not failed"))
+	if s.Not != nil {
+		f.into = nil // only whether it fails matters
+		if validateInplace(s.Not, "not") == nil {
+			errors.add(validationError("not", "not failed"))
+		}
+		f.into = errors
 	}
 
 	for i, sch := range s.AllOf {
@@ -651,7 +672,8 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 
 	if len(s.AnyOf) > 0 {
 		matched := false
-		causes := newErrorSet(keep)
+		causes := f.run.newSet()
+		f.into = causes
 		for i, sch := range s.AnyOf {
 			if err := validateInplace(sch, "anyOf/"+strconv.Itoa(i)); err == nil {
 				matched = true
@@ -659,14 +681,17 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 				causes.add(err)
 			}
 		}
+		f.into = errors
 		if !matched {
 			errors.add(causes.into(validationError("anyOf", "anyOf failed")))
 		}
+		f.run.releaseSet(causes)
 	}
 
 	if len(s.OneOf) > 0 {
 		matched := -1
-		causes := newErrorSet(keep)
+		causes := f.run.newSet()
+		f.into = causes
 		for i, sch := range s.OneOf {
 			if err := validateInplace(sch, "oneOf/"+strconv.Itoa(i)); err == nil {
 				if matched == -1 {
@@ -679,14 +704,18 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 				causes.add(err)
 			}
 		}
+		f.into = errors
 		if matched == -1 {
 			errors.add(causes.into(validationError("oneOf", "oneOf failed")))
 		}
+		f.run.releaseSet(causes)
 	}
 
 	// if + then + else
 	if s.If != nil {
+		f.into = nil // only whether it fails matters
 		err := validateInplace(s.If, "if")
+		f.into = errors
 		// "if" leaves dynamic scope
 		f.scope.ref.discard = true
 		if err == nil {
@@ -708,7 +737,8 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 
 	for _, ext := range s.Extensions {
 		ef := *f // what an extension keeps may outlive f
-		if err := ext.Validate(ValidationContext{result, ef.validate, ef.validateInplace, ef.validationError}, v); err != nil {
+		ef.into = nil
+		if err := ext.Validate(ValidationContext{f.result, ef.validate, ef.validateInplace, ef.validationError}, v); err != nil {
 			errors.add(err)
 		}
 	}
@@ -717,28 +747,30 @@ func (s *Schema) validate(scope *scopeNode, vscope int, spath string, v interfac
 	switch v := v.(type) {
 	case map[string]interface{}:
 		if s.UnevaluatedProperties != nil {
-			for pname := range result.unevalProps {
+			for pname := range f.result.unevalProps {
 				if pvalue, ok := v[pname]; ok {
 					if err := validate(s.UnevaluatedProperties, "unevaluatedProperties", pvalue, escape(pname)); err != nil {
 						errors.add(err)
 					}
 				}
 			}
-			result.unevalProps = nil
+			f.result.unevalProps = nil
 		}
 	case []interface{}:
 		if s.UnevaluatedItems != nil {
-			result.unevalItems.each(func(i int) {
-				if err := validate(s.UnevaluatedItems, "unevaluatedItems", v[i], strconv.Itoa(i)); err != nil {
+			f.result.unevalItems.each(func(i int) {
+				if err := f.validateItem(s.UnevaluatedItems, "unevaluatedItems", v[i], i); err != nil {
 					errors.add(err)
 				}
 			})
-			result.unevalItems = nil
+			f.result.unevalItems = nil
 		}
 	}
 
 	// one error as it is; more under an empty message, used just for wrapping
-	return result, errors.err(func() *ValidationError { return validationError("", "") })
+	err := errors.err(func() *ValidationError { return validationError("", "") })
+	f.run.releaseSet(errors)
+	return err
 }
 
 type validationResult struct {
@@ -755,6 +787,30 @@ func (vr validationResult) unevalPnames() string {
 	}
 	sort.Strings(pnames)
 	return strings.Join(pnames, ", ")
+}
+
+// isInteger reports whether the number v is an integer. v5 made a
+// big.Rat of its text for every number checked: several allocations, for
+// each item of an integer[].
+func isInteger(v interface{}) bool {
+	switch n := v.(type) {
+	case json.Number:
+		if plainInteger(string(n)) {
+			return true
+		}
+	case float64:
+		if !math.IsInf(n, 0) && !math.IsNaN(n) {
+			return n == math.Trunc(n)
+		}
+	}
+	num, _ := new(big.Rat).SetString(fmt.Sprint(v))
+	return num.IsInt()
+}
+
+// plainInteger reports whether s is an optional minus and digits only.
+func plainInteger(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return isDigits(s)
 }
 
 // jsonType returns the json type of given value v.
