@@ -258,7 +258,7 @@ const p = await shop.get_product({ sku: "TEA-01" });
 console.log("stock", p.stock);
 return { name: p.name, value: p.price * p.stock };`);
       assertOK(r);
-      assert.deepEqual(r.structuredContent, { result: { name: "Green tea, 100 g", value: 59.5 }, logs: ["stock 7"] });
+      assert.deepEqual(r.structuredContent, { result: { name: "Green tea, 100 g", value: 59.5 }, logs: ["stock 7"], truncated: false });
     });
 
     await check("TypeScript: types are stripped, calls run in parallel", async () => {
@@ -346,6 +346,7 @@ return { echo, n, total: n + product.stock };`);
       assert.deepEqual(r.structuredContent, {
         result: { echo: "Echo: hello from codemode", n: 42, total: 49 },
         logs: ["sum says: The sum of 19 and 23 is 42."],
+        truncated: false,
       });
     });
 
