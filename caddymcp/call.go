@@ -38,9 +38,9 @@ type callRecord struct {
 	status  int
 	outcome string
 	err     error
-	// empty are the placeholders of the tool's configuration text that
-	// resolved to empty text for this call.
-	empty []configRef
+	// refs are the placeholders of the tool's configuration text; observe
+	// checks which resolve to empty text only when it logs the call.
+	refs []configRef
 }
 
 func (h *Handler) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
@@ -99,10 +99,9 @@ func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.Cal
 	}
 	route, _ := ctx.Value(ctxKey{}).(*routeInfo)
 
-	empty := emptyRefs(ct.refs)
 	base, err := h.baseURL(r)
 	if err != nil {
-		return upstream.ErrorResult(err.Error()), callRecord{label: ct.request.Label(args), outcome: outcomeUnreachable, err: err, empty: empty}
+		return upstream.ErrorResult(err.Error()), callRecord{label: ct.request.Label(args), outcome: outcomeUnreachable, err: err, refs: ct.refs}
 	}
 	req, call, err := ct.request.NewRequest(ctx, base, args, r)
 	if err != nil {
@@ -111,7 +110,7 @@ func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.Cal
 	}
 	call.URI = "caddy-mcp://" + ct.name + call.Path
 	call.Sent, call.Base = req.URL.EscapedPath(), strings.TrimSuffix(base.EscapedPath(), "/")
-	rec := callRecord{label: call.Label, empty: empty}
+	rec := callRecord{label: call.Label, refs: ct.refs}
 
 	var resp *upstream.Response
 	if h.client != nil {
@@ -199,8 +198,13 @@ func (h *Handler) observe(tool string, rec callRecord, d time.Duration) {
 	switch rec.outcome {
 	case outcomeUnreachable, outcomeTimeout, outcomeTooLarge, outcomeUnhandled:
 		level = zapcore.WarnLevel
-	case outcomeStatus:
-		if len(rec.empty) > 0 {
+	}
+	// Which placeholders were empty is read (the environment, files) only
+	// for a line that is written, or may be: a refusal is logged at warn
+	// when one was.
+	var empty []configRef
+	if rec.outcome == outcomeStatus || h.logger.Core().Enabled(level) {
+		if empty = emptyRefs(rec.refs); rec.outcome == outcomeStatus && len(empty) > 0 {
 			level = zapcore.WarnLevel
 		}
 	}
@@ -218,9 +222,9 @@ func (h *Handler) observe(tool string, rec callRecord, d time.Duration) {
 	if rec.err != nil {
 		fields = append(fields, zap.Error(rec.err))
 	}
-	if len(rec.empty) > 0 {
+	if len(empty) > 0 {
 		byKind := map[string][]string{}
-		for _, ref := range rec.empty {
+		for _, ref := range empty {
 			byKind[ref.kind] = append(byKind[ref.kind], ref.name)
 		}
 		for _, kind := range sortedKeys(byKind) {
