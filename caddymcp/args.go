@@ -18,6 +18,12 @@ import (
 // gives is what encoding/json gives; anything it does not expect goes to
 // encoding/json.
 func decodeArgs(raw json.RawMessage) map[string]any {
+	// argDecoder trusts its text to be JSON; checking costs one pass and
+	// no allocation, and keeps a caller that passes anything else from
+	// getting values encoding/json would never make (a json.Number "0+").
+	if !json.Valid(raw) {
+		return nil
+	}
 	if args, ok := newArgDecoder(raw).object(); ok {
 		return args
 	}

@@ -803,8 +803,8 @@ func isInteger(v interface{}) bool {
 			return n == math.Trunc(n)
 		}
 	}
-	num, _ := new(big.Rat).SetString(fmt.Sprint(v))
-	return num.IsInt()
+	num, ok := new(big.Rat).SetString(fmt.Sprint(v))
+	return ok && num.IsInt()
 }
 
 // plainInteger reports whether s is an optional minus and digits only.

@@ -23,6 +23,13 @@ func TestIsIntegerAgreesWithRat(t *testing.T) {
 			t.Errorf("%T %v: isInteger %v, big.Rat %v", v, v, got, want)
 		}
 	}
+	// A json.Number that is no number (a decoder that let it through) is
+	// not an integer; v5 dereferenced the nil big.Rat.
+	for _, v := range []any{json.Number("0+"), json.Number(""), json.Number("x")} {
+		if isInteger(v) {
+			t.Errorf("%q: isInteger is true", v)
+		}
+	}
 }
 
 // An array of integers where integers are wanted costs nothing per item;
