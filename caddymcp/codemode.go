@@ -232,6 +232,14 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 		if b.Timeout < 0 {
 			return fmt.Errorf("backend %q: timeout must not be negative", b.Name)
 		}
+		for _, v := range []struct {
+			name string
+			n    int64
+		}{{"max_tools", int64(b.MaxTools)}, {"max_tools_size", b.MaxToolsSize}, {"max_response_size", b.MaxResponseSize}, {"max_stream_size", b.MaxStreamSize}} {
+			if v.n < 0 {
+				return fmt.Errorf("backend %q: %s must not be negative", b.Name, v.name)
+			}
+		}
 		for field := range b.Headers {
 			if !httpguts.ValidHeaderFieldName(field) {
 				return fmt.Errorf("backend %q: invalid header field name %q", b.Name, field)

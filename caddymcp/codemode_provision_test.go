@@ -176,6 +176,16 @@ func TestCodeModeProvisionReportsConfigErrors(t *testing.T) {
 			wantErr: []string{`backend "shop"`, "timeout must not be negative"},
 		},
 		{
+			name:    "negative backend max_tools in JSON config",
+			json:    `{"backends":[{"name":"shop","url":"` + unreachableURL + `","max_tools":-1}]}`,
+			wantErr: []string{`backend "shop"`, "max_tools must not be negative"},
+		},
+		{
+			name:    "negative backend max_stream_size in JSON config",
+			json:    `{"backends":[{"name":"shop","url":"` + unreachableURL + `","max_stream_size":-5}]}`,
+			wantErr: []string{`backend "shop"`, "max_stream_size must not be negative"},
+		},
+		{
 			name:      "no backends",
 			caddyfile: "codemode {\n name gateway\n}",
 			wantErr:   []string{"codemode needs at least one backend"},

@@ -60,6 +60,7 @@ type rawBackend struct {
 	call        func(w http.ResponseWriter, msg rpcMessage)  // nil: defaultAnswer
 	list        func(w http.ResponseWriter, msg rpcMessage)  // nil: defaultAnswer
 	get         func(w http.ResponseWriter, r *http.Request) // nil: 405
+	reply       func(w http.ResponseWriter, msg rpcMessage)  // the client's answers to the server's requests; nil: 202
 
 	mu       sync.Mutex
 	sessions map[string]bool
@@ -110,6 +111,10 @@ func (rb *rawBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var msg rpcMessage
 	body, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(body, &msg)
+	if msg.Method == "" && msg.ID != nil && rb.reply != nil {
+		rb.reply(w, msg)
+		return
+	}
 	rb.mu.Lock()
 	if msg.Method == "tools/call" {
 		rb.received++
@@ -182,6 +187,7 @@ func TestCallNeverSentTwice(t *testing.T) {
 		sessionless bool
 		call        func(http.ResponseWriter, rpcMessage)
 		get         func(http.ResponseWriter, *http.Request)
+		reply       func(http.ResponseWriter, rpcMessage)
 		wantErr     string
 	}{
 		{name: "a JSON-RPC error naming the session", call: jsonError(http.StatusOK, "invalid session token"), wantErr: "invalid session token"},
@@ -211,9 +217,46 @@ func TestCallNeverSentTwice(t *testing.T) {
 			wantErr: "resume",
 		},
 	}
+	for _, status := range []int{http.StatusBadRequest, http.StatusNotFound} {
+		// The tool runs, asks the client something on the answer stream,
+		// refuses the client's answer as a restarted server would, and
+		// ends the stream without a result. The refusal was of the
+		// client's answer, not of the call.
+		replied := make(chan struct{}, 1)
+		tests = append(tests, struct {
+			name        string
+			sessionless bool
+			call        func(http.ResponseWriter, rpcMessage)
+			get         func(http.ResponseWriter, *http.Request)
+			reply       func(http.ResponseWriter, rpcMessage)
+			wantErr     string
+		}{
+			name: fmt.Sprintf("a %d to the client's answer to a server request", status),
+			call: func(w http.ResponseWriter, msg rpcMessage) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"ping\"}\n\n")
+				w.(http.Flusher).Flush()
+				select {
+				case <-replied:
+					// Let the refusal reach the client before the stream ends.
+					time.Sleep(100 * time.Millisecond)
+				case <-time.After(5 * time.Second):
+				}
+			},
+			reply: func(w http.ResponseWriter, msg rpcMessage) {
+				w.WriteHeader(status)
+				w.(http.Flusher).Flush()
+				select {
+				case replied <- struct{}{}:
+				default:
+				}
+			},
+			wantErr: "",
+		})
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rb := startRawBackend(t, &rawBackend{sessionless: tt.sessionless, call: tt.call, get: tt.get})
+			rb := startRawBackend(t, &rawBackend{sessionless: tt.sessionless, call: tt.call, get: tt.get, reply: tt.reply})
 			b := connectedBackend(t, BackendConfig{URL: rb.url()})
 			_, err := b.Call(context.Background(), "charge", json.RawMessage(`{}`))
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

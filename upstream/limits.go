@@ -233,14 +233,22 @@ type callState struct {
 	replayable bool // the request may run twice
 
 	mu      sync.Mutex
-	status  int  // of the last answer to a POST; 0 before one came
+	status  int  // of the attempt's first answered POST; 0 before one came
 	session bool // that POST carried a session
 	bound   error
 }
 
+// answered records the status of the attempt's own request: the first
+// POST answered since retry. Later POSTs under the same context are the
+// client's answers to requests the server sent on the answer stream
+// (ping, sampling, elicitation); a server that refuses one of those with
+// 400 or 404 may already have run the tool, so their status must not make
+// the call look refused.
 func (s *callState) answered(status int, session bool) {
 	s.mu.Lock()
-	s.status, s.session = status, session
+	if s.status == 0 {
+		s.status, s.session = status, session
+	}
 	s.mu.Unlock()
 }
 
@@ -252,7 +260,7 @@ func (s *callState) breakBound(err error) {
 	s.mu.Unlock()
 }
 
-// answer is what the last attempt's POST got.
+// answer is what the attempt's own POST got.
 func (s *callState) answer() (status int, session bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

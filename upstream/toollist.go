@@ -62,6 +62,9 @@ func (b *Backend) listTools(ctx context.Context, c *client.Client) ([]RemoteTool
 				header.Set(k, v)
 			}
 		}
+		if state, ok := ctx.Value(callStateKey{}).(*callState); ok {
+			state.retry() // each page is an attempt of its own: its status is what counts
+		}
 		resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
 			JSONRPC: mcp.JSONRPC_VERSION,
 			ID:      mcp.NewRequestId(b.reqID.Add(1)),
