@@ -182,14 +182,15 @@ func TestCallNeverSentTwice(t *testing.T) {
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%q}}`, msg.ID, message)
 		}
 	}
-	tests := []struct {
+	type test struct {
 		name        string
 		sessionless bool
 		call        func(http.ResponseWriter, rpcMessage)
 		get         func(http.ResponseWriter, *http.Request)
 		reply       func(http.ResponseWriter, rpcMessage)
 		wantErr     string
-	}{
+	}
+	tests := []test{
 		{name: "a JSON-RPC error naming the session", call: jsonError(http.StatusOK, "invalid session token"), wantErr: "invalid session token"},
 		{name: "a JSON-RPC error saying the session is unknown", call: jsonError(http.StatusOK, "Bad Request: unknown session, 400"), wantErr: "unknown session"},
 		{name: "a tool error naming the session", call: func(w http.ResponseWriter, msg rpcMessage) {
@@ -223,14 +224,7 @@ func TestCallNeverSentTwice(t *testing.T) {
 		// ends the stream without a result. The refusal was of the
 		// client's answer, not of the call.
 		replied := make(chan struct{}, 1)
-		tests = append(tests, struct {
-			name        string
-			sessionless bool
-			call        func(http.ResponseWriter, rpcMessage)
-			get         func(http.ResponseWriter, *http.Request)
-			reply       func(http.ResponseWriter, rpcMessage)
-			wantErr     string
-		}{
+		tests = append(tests, test{
 			name: fmt.Sprintf("a %d to the client's answer to a server request", status),
 			call: func(w http.ResponseWriter, msg rpcMessage) {
 				w.Header().Set("Content-Type", "text/event-stream")
@@ -251,7 +245,6 @@ func TestCallNeverSentTwice(t *testing.T) {
 				default:
 				}
 			},
-			wantErr: "",
 		})
 	}
 	for _, tt := range tests {
