@@ -12,9 +12,14 @@ import (
 // launcher starts a server and returns it and its base URL.
 type launcher func() (*server, string, error)
 
+// caddyGlobal leaves nothing behind in the home directory: no autosave,
+// and no TLS storage check or clean (they write instance.uuid,
+// last_clean.json and locks/ into ~/.local/share/caddy).
 const caddyGlobal = `{
 	admin off
 	persist_config off
+	storage_check off
+	storage_clean_interval off
 	default_bind 127.0.0.1
 	auto_https off
 	grace_period 1s
