@@ -1,0 +1,13 @@
+package codemode
+
+import "golang.org/x/sys/unix"
+
+// auditArch is the architecture the filter's system call numbers are for.
+const auditArch = unix.AUDIT_ARCH_X86_64
+
+// foreignSyscallBit marks the x32 system calls, which share amd64's audit
+// architecture but have numbers of their own.
+const foreignSyscallBit = 0x40000000
+
+// newProcessSyscalls make processes; amd64 has them besides clone.
+var newProcessSyscalls = []uint32{unix.SYS_FORK, unix.SYS_VFORK}
