@@ -457,7 +457,7 @@ func lockedThreads(n int) (tids []int, trySockets func() []error, release func()
 	try := make(chan struct{})
 	results := make(chan error)
 	done := make(chan struct{})
-	for i := range n {
+	for range n {
 		go func() {
 			runtime.LockOSThread()
 			ready <- unix.Gettid()
@@ -466,7 +466,7 @@ func lockedThreads(n int) (tids []int, trySockets func() []error, release func()
 			if err == nil {
 				unix.Close(fd)
 			}
-			results <- fmt.Errorf("goroutine %d: %w", i, err)
+			results <- err
 			<-done
 		}()
 	}
@@ -532,7 +532,7 @@ func timeSyscall(calls int) float64 {
 // returns its output.
 func runSeccompChild(tb testing.TB, mode, stdin string, extra ...string) (string, error) {
 	tb.Helper()
-	cmd := exec.CommandContext(tb.Context(), os.Args[0], "-test.run=^TestSeccompChild$", "-test.v", "-test.count=1")
+	cmd := exec.CommandContext(tb.Context(), os.Args[0], "-test.run=^TestSeccompChild$", "-test.v", "-test.count=1", "-test.timeout=2m")
 	cmd.Env = append(append(os.Environ(), seccompChildEnv+"="+mode), extra...)
 	cmd.Dir = tb.TempDir()
 	cmd.Stdin = strings.NewReader(stdin)
