@@ -16,12 +16,17 @@ type logBuffer struct {
 	size  int
 	cut   int // lines counted, not kept
 	notes []string
+	// onKeep, when set, hears each line kept.
+	onKeep func(string)
 }
 
 func (b *logBuffer) add(line string) {
 	if b.cut == 0 && b.size+len(line)+1 <= b.limit {
 		b.kept = append(b.kept, line)
 		b.size += len(line) + 1
+		if b.onKeep != nil {
+			b.onKeep(line)
+		}
 		return
 	}
 	b.cut++

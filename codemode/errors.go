@@ -10,7 +10,8 @@ const (
 	KindLimit     = "LimitError"       // max_tool_calls, max_code_size, nesting, allocation bounds
 	KindMemory    = "MemoryLimitError" // the process heap passed max_memory
 	KindStack     = "StackOverflowError"
-	KindBusy      = "BusyError" // max_concurrent executions are running
+	KindBusy      = "BusyError"   // max_concurrent executions are running
+	KindWorker    = "WorkerError" // the worker process failed: it died, could not start, or broke its pipe
 )
 
 // Error is why an execution failed, as the model reads it.

@@ -64,7 +64,7 @@ func runEscapes(t *testing.T, cases []escapeCase) {
 				return nil, errors.New("unavailable: connection refused")
 			}}
 			l.MaxConcurrent = 1
-			r := NewRunner(l)
+			r := newRunner(l)
 			start := time.Now()
 			res := r.Run(context.Background(), tc.code, []Binding{b.binding("api"), down})
 			if took, bound := time.Since(start), r.Limits().Timeout+graceAfterTimeout; took > bound+3*time.Second {

@@ -52,6 +52,9 @@ type execution struct {
 	// code may never be seen, if no more script runs after the guard's
 	// throw (in the last promise job, say); the result says it anyway.
 	limited *Error
+	// timedOut is set when the timeout fired: the code may have ended
+	// before it saw the interrupt, by a call failing for want of time.
+	timedOut atomic.Bool
 
 	// Originals of built-ins the code could replace.
 	jsonParse  goja.Callable
@@ -96,6 +99,7 @@ func (ex *execution) run() (res *Result) {
 	stopWatch := watchMemory(ex.limits.MaxMemory, ex.interrupt)
 	defer stopWatch()
 	deadline := time.AfterFunc(ex.limits.Timeout, func() {
+		ex.timedOut.Store(true)
 		ex.interrupt(&Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout)})
 	})
 	defer deadline.Stop()
@@ -203,6 +207,9 @@ func (ex *execution) guarded(fn func()) error {
 func (ex *execution) result(value []byte, err *Error) *Result {
 	if ex.limited != nil && (err == nil || err.Kind == KindException) {
 		value, err = nil, ex.limited
+	}
+	if ex.timedOut.Load() && err != nil && err.Kind == KindException {
+		err = &Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout)}
 	}
 	ex.mu.Lock()
 	defer ex.mu.Unlock()

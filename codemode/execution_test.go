@@ -24,7 +24,8 @@ func TestAbandonedExecution(t *testing.T) {
 		close(release)
 		<-returned
 	})
-	res := run(t, Limits{Timeout: 50 * time.Millisecond}, `console.log("before"); return await api.hang()`, stuck)
+	// In this process: a worker process is not stuck when a call is.
+	res := NewRunner(Limits{Timeout: 50 * time.Millisecond}).Run(context.Background(), `console.log("before"); return await api.hang()`, []Binding{stuck})
 	wantError(t, res, KindTimeout, "stuck")
 	if res.ToolCalls != 1 || !reflect.DeepEqual(res.Logs, []string{"before"}) {
 		t.Errorf("tool calls %d, logs %q; want 1, [before]", res.ToolCalls, res.Logs)

@@ -97,9 +97,7 @@ func watchLoop() {
 		}
 		watcher.Unlock()
 		for _, w := range over {
-			w.interrupt(&Error{Kind: KindMemory, Message: fmt.Sprintf(
-				"the process heap reached %d MiB, past the sandbox's ceiling of %d MiB (max_memory); the execution was stopped",
-				heap>>20, w.limit>>20)})
+			w.interrupt(&Error{Kind: KindMemory, Message: heapMessage(heap, w.limit)})
 		}
 	}
 }
@@ -128,4 +126,15 @@ func (p *collectPacer) collected(now time.Time, heap int64) {
 		p.wait = min(2*p.wait, maxCollectInterval)
 	}
 	p.last, p.after = now, heap
+}
+
+// heapMessage says that the heap passed its ceiling: the process's, or in
+// a worker the execution's own.
+func heapMessage(heap, limit int64) string {
+	if inWorker.Load() {
+		return fmt.Sprintf("the execution's heap reached %d MiB, past the %d MiB its worker process allows (max_memory); the execution was stopped",
+			heap>>20, limit>>20)
+	}
+	return fmt.Sprintf("the process heap reached %d MiB, past the sandbox's ceiling of %d MiB (max_memory); the execution was stopped",
+		heap>>20, limit>>20)
 }

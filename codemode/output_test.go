@@ -86,7 +86,7 @@ func TestOutputCounts(t *testing.T) {
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
-			maxOutput := NewRunner(tt.limits).Limits().MaxOutput
+			maxOutput := newRunner(tt.limits).Limits().MaxOutput
 			if len(res.Text) > maxOutput {
 				t.Errorf("the text is %d bytes, over max_output (%d)", len(res.Text), maxOutput)
 			}

@@ -102,12 +102,30 @@ func (l Limits) withDefaults() Limits {
 type Runner struct {
 	limits Limits
 	slots  chan struct{}
+	// pool, when set, runs each execution in a worker process.
+	pool *Pool
+	// grace is how long Run waits past the timeout for an execution stuck
+	// in native code.
+	grace time.Duration
+	// onLog, when set, hears each console line kept, as it is printed.
+	onLog func(string)
 }
 
-// NewRunner returns a Runner with the given limits.
+// NewRunner returns a Runner that runs executions in this process, with
+// the given limits.
 func NewRunner(l Limits) *Runner {
 	l = l.withDefaults()
-	return &Runner{limits: l, slots: make(chan struct{}, l.MaxConcurrent)}
+	return &Runner{limits: l, slots: make(chan struct{}, l.MaxConcurrent), grace: graceAfterTimeout}
+}
+
+// NewProcessRunner returns a Runner that runs each execution in a worker
+// process of the pool: the worker is killed at the timeout (plus a short
+// grace) and past the pool's max_memory, which replaces l.MaxMemory.
+func NewProcessRunner(l Limits, pool *Pool) *Runner {
+	r := NewRunner(l)
+	r.pool = pool
+	r.limits.MaxMemory = pool.Config().MaxMemory
+	return r
 }
 
 // Limits returns the runner's limits, defaults filled in.
@@ -160,6 +178,9 @@ func (r *Runner) Run(ctx context.Context, code string, bindings []Binding) *Resu
 		return r.finish(&Result{Err: &Error{Kind: KindBusy, Message: fmt.Sprintf(
 			"%d executions are already running (max_concurrent); try again in a moment", r.limits.MaxConcurrent)}}, start)
 	}
+	if r.pool != nil {
+		return r.finish(r.runInWorker(ctx, code, bindings), start)
+	}
 	s, err := prepare(code)
 	if err != nil {
 		<-r.slots
@@ -172,6 +193,7 @@ func (r *Runner) Run(ctx context.Context, code string, bindings []Binding) *Resu
 
 	ctx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
 	ex := newExecution(ctx, r.limits, s, bindings)
+	ex.logs.onKeep = r.onLog
 	done := make(chan *Result, 1)
 	go func() {
 		defer func() { <-r.slots }()
@@ -181,7 +203,7 @@ func (r *Runner) Run(ctx context.Context, code string, bindings []Binding) *Resu
 	select {
 	case res := <-done:
 		return r.finish(res, start)
-	case <-time.After(r.limits.Timeout + graceAfterTimeout):
+	case <-time.After(r.limits.Timeout + r.grace):
 		// Stuck in native code past the timeout; the interrupt is pending
 		// and the goroutine keeps its slot until it exits.
 		ex.interrupt(&Error{Kind: KindTimeout, Message: timeoutMessage(r.limits.Timeout)})

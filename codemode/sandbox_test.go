@@ -51,7 +51,7 @@ func (e *echoBackend) binding(name string) Binding {
 
 func run(t *testing.T, l Limits, code string, bindings ...Binding) *Result {
 	t.Helper()
-	return NewRunner(l).Run(context.Background(), code, bindings)
+	return newRunner(l).Run(context.Background(), code, bindings)
 }
 
 func wantValue(t *testing.T, res *Result, want string) {
@@ -245,7 +245,7 @@ return {
 }
 
 func TestFreshRuntimePerExecution(t *testing.T) {
-	r := NewRunner(Limits{})
+	r := newRunner(Limits{})
 	res := r.Run(context.Background(), `Object.prototype.polluted = "yes"; Array.prototype.map = null; globalThis.leftover = 1; JSON.stringify = () => "x"; return 1`, nil)
 	wantValue(t, res, `1`)
 	res = r.Run(context.Background(), `return [({}).polluted, typeof [].map, typeof leftover, JSON.stringify({a: 1})]`, nil)
@@ -334,7 +334,7 @@ func TestLargeResultIsCut(t *testing.T) {
 }
 
 func TestBusy(t *testing.T) {
-	r := NewRunner(Limits{MaxConcurrent: 1, Timeout: 2 * time.Second})
+	r := newRunner(Limits{MaxConcurrent: 1, Timeout: 2 * time.Second})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	started := make(chan struct{})
@@ -357,7 +357,7 @@ func TestBusy(t *testing.T) {
 func TestCanceledContextStopsTheExecution(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	res := NewRunner(Limits{}).Run(ctx, `while (true) {}`, nil)
+	res := newRunner(Limits{}).Run(ctx, `while (true) {}`, nil)
 	wantError(t, res, KindTimeout, "canceled")
 }
 
@@ -366,7 +366,7 @@ func TestCanceledContextStopsTheExecution(t *testing.T) {
 func TestNoLeaks(t *testing.T) {
 	before := runtime.NumGoroutine()
 	b := &echoBackend{delay: 5 * time.Millisecond}
-	r := NewRunner(Limits{})
+	r := newRunner(Limits{})
 	for i := 0; i < 200; i++ {
 		r.Run(context.Background(), `api.echo({}); setTimeout(() => {}, 10000); return 1`, []Binding{b.binding("api")})
 	}

@@ -1,0 +1,232 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// PoolConfig configures a Pool.
+type PoolConfig struct {
+	// Command starts a worker: a program that calls WorkerMain (or
+	// ServeWorker) first. Default: this program with WorkerCommand.
+	Command []string
+	// MaxMemory bounds one worker's private memory, in bytes: its
+	// collector aims below it, its address space is capped near it, and
+	// the pool kills it past it. Default: 256MiB.
+	MaxMemory int64
+	// Workers is how many workers are kept running, idle or busy. Busy
+	// ones beyond it are started when needed and stopped after. Default 1.
+	Workers int
+	// Notify, when set, hears of workers that failed: one that died, was
+	// killed, or could not start. It must not block.
+	Notify func(event string, pid int, detail string)
+}
+
+// Defaults for PoolConfig.
+const (
+	DefaultWorkerMemory = 256 << 20
+	// MinWorkerMemory is the least max_memory a worker can run with: the
+	// program itself takes some tens of MiB.
+	MinWorkerMemory = 64 << 20
+)
+
+// Pool keeps worker processes warm for the executions of one or more
+// Runners. It is safe for concurrent use.
+type Pool struct {
+	cfg PoolConfig
+
+	mu       sync.Mutex
+	idle     []*worker
+	all      map[*worker]struct{}
+	starting int
+	filling  bool
+	closed   bool
+	// failed is when a background start last failed: the next ones wait.
+	failed time.Time
+}
+
+// NewPool returns a Pool and starts its workers in the background.
+func NewPool(cfg PoolConfig) (*Pool, error) {
+	if len(cfg.Command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding the program to start workers from: %v", err)
+		}
+		cfg.Command = []string{exe, WorkerCommand}
+	}
+	if cfg.MaxMemory <= 0 {
+		cfg.MaxMemory = DefaultWorkerMemory
+	}
+	if cfg.MaxMemory < MinWorkerMemory {
+		return nil, fmt.Errorf("a worker's max_memory of %d MiB is too small: at least %d MiB", cfg.MaxMemory>>20, MinWorkerMemory>>20)
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
+	p := &Pool{cfg: cfg, all: make(map[*worker]struct{})}
+	p.fill()
+	return p, nil
+}
+
+// Config returns the pool's configuration, defaults filled in.
+func (p *Pool) Config() PoolConfig { return p.cfg }
+
+// heapCeiling is the heap an execution may use before the worker stops it
+// with a MemoryLimitError: below max_memory, so that the precise error
+// comes before the kill.
+func (p *Pool) heapCeiling() int64 { return p.cfg.MaxMemory * 3 / 4 }
+
+var errPoolClosed = errors.New("the code mode handler is shutting down")
+
+// get returns a worker for one execution: an idle one, else a new one.
+func (p *Pool) get(ctx context.Context) (*worker, error) {
+	p.mu.Lock()
+	for len(p.idle) > 0 {
+		w := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		if w.alive() && len(w.frames) == 0 {
+			p.mu.Unlock()
+			return w, nil
+		}
+		p.forgetLocked(w)
+		w.kill(&Error{Kind: KindWorker, Message: "it ended or spoke while idle"})
+	}
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errPoolClosed
+	}
+	p.starting++
+	p.mu.Unlock()
+	w, err := startWorker(ctx, p.cfg.Command, p.cfg.MaxMemory)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.starting--
+	if err != nil {
+		p.notify("worker_start_failed", 0, err.Error())
+		return nil, err
+	}
+	if p.closed {
+		w.stop()
+		return nil, errPoolClosed
+	}
+	p.all[w] = struct{}{}
+	p.noteUnenforced(w)
+	return w, nil
+}
+
+// put takes a worker back after an execution it served to the end; past
+// Workers it is stopped.
+func (p *Pool) put(w *worker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(p.all) > p.cfg.Workers || !w.alive() {
+		p.forgetLocked(w)
+		w.stop()
+		return
+	}
+	p.idle = append(p.idle, w)
+}
+
+// discard forgets a worker that was killed or must not serve again, and
+// starts its replacement in the background.
+func (p *Pool) discard(w *worker) {
+	p.mu.Lock()
+	p.forgetLocked(w)
+	p.mu.Unlock()
+	if w.alive() {
+		w.kill(&Error{Kind: KindWorker, Message: "it was retired"})
+	}
+	p.fill()
+}
+
+func (p *Pool) forgetLocked(w *worker) { delete(p.all, w) }
+
+// fill starts workers in the background until Workers are running.
+func (p *Pool) fill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.filling || p.closed || len(p.all)+p.starting >= p.cfg.Workers {
+		return
+	}
+	p.filling = true
+	go p.fillLoop()
+}
+
+func (p *Pool) fillLoop() {
+	for {
+		p.mu.Lock()
+		wait := time.Until(p.failed.Add(time.Second))
+		if p.closed || len(p.all)+p.starting >= p.cfg.Workers {
+			p.filling = false
+			p.mu.Unlock()
+			return
+		}
+		p.starting++
+		p.mu.Unlock()
+		if wait > 0 {
+			time.Sleep(wait)
+		}
+		w, err := startWorker(context.Background(), p.cfg.Command, p.cfg.MaxMemory)
+		p.mu.Lock()
+		p.starting--
+		switch {
+		case err != nil:
+			p.failed = time.Now()
+			p.filling = false
+			p.notify("worker_start_failed", 0, err.Error())
+			p.mu.Unlock()
+			return
+		case p.closed:
+			p.mu.Unlock()
+			w.stop()
+			return
+		}
+		p.all[w] = struct{}{}
+		p.idle = append(p.idle, w)
+		p.noteUnenforced(w)
+		p.mu.Unlock()
+	}
+}
+
+func (p *Pool) notify(event string, pid int, detail string) {
+	if p.cfg.Notify != nil {
+		p.cfg.Notify(event, pid, detail)
+	}
+}
+
+func (p *Pool) noteUnenforced(w *worker) {
+	for _, u := range w.unenforced {
+		p.notify("worker_limit_unenforced", w.pid, u)
+	}
+}
+
+// Workers returns the number of worker processes running, idle or busy.
+func (p *Pool) Workers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.all)
+}
+
+// Close stops every worker, idle or busy, and waits until they are gone.
+// Executions still running get a WorkerError.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	all := make([]*worker, 0, len(p.all))
+	for w := range p.all {
+		all = append(all, w)
+	}
+	p.all = make(map[*worker]struct{})
+	p.idle = nil
+	p.mu.Unlock()
+	for _, w := range all {
+		w.kill(&Error{Kind: KindWorker, Message: "the execution was stopped: " + errPoolClosed.Error()})
+	}
+	for _, w := range all {
+		<-w.dead
+	}
+}

@@ -1,0 +1,254 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxFromWorker bounds a frame a worker sends: a result or a call's
+// arguments, each at most max_string bytes of JSON, and a little more.
+const maxFromWorker = 2*(32<<20) + 1<<20
+
+// startTimeout bounds a worker's start, from fork to its ready message.
+const startTimeout = 10 * time.Second
+
+// worker is one worker process as Caddy sees it.
+type worker struct {
+	cmd    *exec.Cmd
+	pid    int
+	w      *frameWriter
+	stdin  *os.File
+	frames chan *message // what the worker sent, in order; closed when its pipe ends
+	dead   chan struct{} // closed once the process has exited and been reaped
+	stderr head
+
+	// killed is why Caddy killed the worker, if it did.
+	killed atomic.Pointer[Error]
+	// unenforced is what the worker could not enforce on itself.
+	unenforced []string
+
+	execs uint64
+	// sent is the tools map of each binding the worker was last sent, by
+	// name: an unchanged map is not sent again.
+	sent map[string]uintptr
+}
+
+// startWorker starts a worker process and waits for it to be ready.
+func startWorker(ctx context.Context, command []string, maxMemory int64) (*worker, error) {
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, err
+	}
+	w := &worker{
+		frames: make(chan *message, 64),
+		dead:   make(chan struct{}),
+		stdin:  stdinW,
+		w:      newFrameWriter(stdinW),
+		sent:   make(map[string]uintptr),
+	}
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Env = []string{} // no secrets, no settings: the worker gets its limits from its hello
+	cmd.Dir = os.TempDir()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, &w.stderr
+	cmd.SysProcAttr = workerAttr()
+	err = cmd.Start()
+	stdinR.Close()
+	stdoutW.Close()
+	if err != nil {
+		stdinW.Close()
+		stdoutR.Close()
+		return nil, err
+	}
+	w.cmd, w.pid = cmd, cmd.Process.Pid
+	go w.read(stdoutR)
+	go func() {
+		_ = cmd.Wait()
+		stdinW.Close()
+		close(w.dead)
+	}()
+
+	fail := func(e error) (*worker, error) {
+		w.kill(&Error{Kind: KindWorker, Message: e.Error()})
+		<-w.dead
+		return nil, e
+	}
+	if err := w.w.write(&message{Type: msgHello, MaxMemory: maxMemory}); err != nil {
+		return fail(w.startError(err))
+	}
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case m, ok := <-w.frames:
+		if !ok {
+			<-w.dead
+			return fail(w.startError(errors.New("it ended before it was ready")))
+		}
+		if m.Type != msgReady {
+			return fail(fmt.Errorf("the worker sent %q before it was ready", m.Type))
+		}
+		w.unenforced = m.Unenforced
+		return w, nil
+	case <-timer.C:
+		return fail(fmt.Errorf("the worker was not ready within %s", startTimeout))
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
+}
+
+// startError says why a worker could not start, with what it printed.
+func (w *worker) startError(err error) error {
+	if last := w.stderr.lastLine(); last != "" {
+		return fmt.Errorf("%v: %s", err, last)
+	}
+	return err
+}
+
+// read passes the worker's frames on until its pipe ends or it sends
+// something unreadable, which gets it killed.
+func (w *worker) read(pipe *os.File) {
+	defer pipe.Close()
+	defer close(w.frames)
+	fr := newFrameReader(pipe, maxFromWorker)
+	for {
+		m, err := fr.read()
+		if err != nil {
+			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.EOF) {
+				w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process sent " + err.Error() + "; it was stopped"})
+			}
+			return
+		}
+		w.frames <- m
+	}
+}
+
+// kill stops the worker at once; the first reason given is the one its
+// execution reports.
+func (w *worker) kill(reason *Error) {
+	w.killed.CompareAndSwap(nil, reason)
+	_ = w.cmd.Process.Kill()
+}
+
+// alive reports whether the worker process has not ended.
+func (w *worker) alive() bool {
+	select {
+	case <-w.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop ends an idle worker: its pipe closes and it exits; a worker that
+// does not is killed.
+func (w *worker) stop() {
+	w.stdin.Close()
+	go func() {
+		select {
+		case <-w.dead:
+		case <-time.After(time.Second):
+			w.kill(&Error{Kind: KindWorker, Message: "stopped"})
+		}
+	}()
+}
+
+// deathError says why a worker died under an execution: the reason Caddy
+// killed it for, else what the Go runtime printed before it ended.
+func (w *worker) deathError(maxMemory int64) *Error {
+	if e := w.killed.Load(); e != nil {
+		return e
+	}
+	text := w.stderr.String()
+	switch {
+	case strings.Contains(text, "stack overflow") || strings.Contains(text, "stack exceeds"):
+		return &Error{Kind: KindStack, Message: "the code nested built-in calls so deeply that its worker process overflowed its stack; the worker was stopped"}
+	case strings.Contains(text, "out of memory"):
+		return &Error{Kind: KindMemory, Message: fmt.Sprintf(
+			"the execution ran out of memory in its worker process (max_memory %d MiB); the worker was stopped", maxMemory>>20)}
+	}
+	how := "it ended"
+	if st := w.cmd.ProcessState; st != nil {
+		how = "it ended: " + st.String()
+	}
+	if last := w.stderr.lastLine(); last != "" {
+		how += ", " + last
+	}
+	return &Error{Kind: KindWorker, Message: "the sandbox's worker process died during the execution (" + how + ")"}
+}
+
+// bindings is what the worker is sent of the bindings: a tools map it was
+// sent before is not sent again.
+func (w *worker) bindings(bs []Binding) []workerBinding {
+	out := make([]workerBinding, len(bs))
+	for i, b := range bs {
+		out[i] = workerBinding{Name: b.Name, Unavailable: b.Unavailable}
+		if b.Unavailable != "" {
+			delete(w.sent, b.Name)
+			continue
+		}
+		id := reflect.ValueOf(b.Tools).Pointer()
+		if id != 0 && w.sent[b.Name] == id {
+			out[i].Same = true
+			continue
+		}
+		out[i].Tools = b.Tools
+		w.sent[b.Name] = id
+	}
+	return out
+}
+
+// head keeps the first bytes a worker wrote to its standard error: a
+// fatal error says what it is before the goroutine dump that follows.
+type head struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const headSize = 8 << 10
+
+func (t *head) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := headSize - len(t.buf); room > 0 {
+		t.buf = append(t.buf, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}
+
+func (t *head) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// lastLine is the first line that says why the worker ended ("fatal
+// error: ...", "panic: ..."), else the last non-empty line, cut short.
+func (t *head) lastLine() string {
+	lines := strings.Split(strings.TrimSpace(t.String()), "\n")
+	last := ""
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
+			last = l
+			break
+		}
+		if l != "" {
+			last = l
+		}
+	}
+	return cutUTF8(last, 200)
+}

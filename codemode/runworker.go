@@ -1,0 +1,210 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// workerGrace is how long past the timeout Caddy waits for a worker's
+// answer before it kills the worker: enough for an interrupt to end the
+// code and for the worker to give up on a stuck built-in (workerStuckGrace).
+const workerGrace = 500 * time.Millisecond
+
+// memoryCheckInterval is how often a busy worker's memory is read.
+const memoryCheckInterval = 10 * time.Millisecond
+
+// runInWorker runs one execution in a worker of the pool. The caller holds
+// a concurrency slot; runInWorker frees it once the worker is back in the
+// pool or gone.
+func (r *Runner) runInWorker(ctx context.Context, code string, bindings []Binding) *Result {
+	defer func() { <-r.slots }()
+	w, err := r.pool.get(ctx)
+	if err != nil {
+		return &Result{Err: &Error{Kind: KindWorker, Message: "no sandbox worker process could be started: " + err.Error()}}
+	}
+	w.execs++
+	x := &workerRun{r: r, w: w, exec: w.execs, bindings: bindings}
+	res, healthy := x.run(ctx, code)
+	if healthy {
+		r.pool.put(w)
+	} else {
+		r.pool.discard(w)
+		<-w.dead
+	}
+	return res
+}
+
+// workerRun is one execution in a worker, on Caddy's side.
+type workerRun struct {
+	r        *Runner
+	w        *worker
+	exec     uint64
+	bindings []Binding
+	lines    []string
+	size     int
+	calls    int
+}
+
+// run sends the code and serves the worker until it answers, dies or runs
+// out of time. healthy reports that the worker may serve again.
+func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy bool) {
+	l := x.r.limits
+	wl := l
+	wl.MaxMemory = x.r.pool.heapCeiling()
+	wl.MaxConcurrent = 1
+	// Calls get the grace too: at the timeout the worker's own interrupt
+	// ends the code, not a call failing first.
+	callCtx, cancel := context.WithTimeout(ctx, l.Timeout+workerGrace)
+	defer cancel()
+	if err := x.w.w.write(&message{Type: msgRun, Exec: x.exec, Code: code, Limits: &wl, Bindings: x.w.bindings(x.bindings)}); err != nil {
+		x.w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process could not be sent the code: " + err.Error()})
+		return x.died(), false
+	}
+	stopWatch := x.watchMemory()
+	defer stopWatch()
+	deadline := time.NewTimer(l.Timeout + workerGrace)
+	defer deadline.Stop()
+	callerGone := ctx.Done()
+	for {
+		select {
+		case m, ok := <-x.w.frames:
+			if !ok {
+				return x.died(), false
+			}
+			if res, done, ok := x.handle(callCtx, m); !ok {
+				return x.died(), false
+			} else if done {
+				return res, !m.Stuck && x.fits()
+			}
+		case <-deadline.C:
+			x.w.kill(&Error{Kind: KindTimeout, Message: timeoutMessage(l.Timeout) + " (it was stuck in a built-in function; its worker process was stopped)"})
+		case <-callerGone:
+			callerGone = nil
+			if err := x.w.w.write(&message{Type: msgCancel, Exec: x.exec}); err != nil {
+				x.w.kill(&Error{Kind: KindTimeout, Message: "the execution was canceled"})
+			}
+			deadline.Reset(workerGrace)
+		}
+	}
+}
+
+// handle takes one frame of the execution. done reports its end; ok false
+// a worker that broke the protocol, now being killed.
+func (x *workerRun) handle(ctx context.Context, m *message) (res *Result, done, ok bool) {
+	broken := func(what string) (*Result, bool, bool) {
+		x.w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process " + what + "; it was stopped"})
+		return nil, false, false
+	}
+	if m.Exec != x.exec {
+		return broken(fmt.Sprintf("sent a %q message of another execution", m.Type))
+	}
+	switch m.Type {
+	case msgLog:
+		// The worker keeps to max_output; a worker that does not is cut.
+		if x.size+len(m.Line)+1 <= x.r.limits.MaxOutput {
+			x.lines = append(x.lines, m.Line)
+			x.size += len(m.Line) + 1
+		}
+	case msgCall:
+		x.calls++
+		if x.calls > x.r.limits.MaxToolCalls {
+			return broken("made more tool calls than max_tool_calls")
+		}
+		if m.Backend < 0 || m.Backend >= len(x.bindings) || !allows(x.bindings[m.Backend], m.Tool) {
+			return broken(fmt.Sprintf("called a tool it was not given (%q)", m.Tool))
+		}
+		go x.call(ctx, x.bindings[m.Backend], m)
+	case msgDone:
+		if m.Result == nil {
+			return broken("finished without a result")
+		}
+		wr := m.Result
+		return &Result{Value: wr.Value, Err: wr.Err, ToolCalls: wr.ToolCalls,
+			console: consoleOutput{lines: wr.Lines, cut: wr.CutLines, notes: wr.Notes}}, true, true
+	default:
+		return broken(fmt.Sprintf("sent an unexpected %q message", m.Type))
+	}
+	return nil, false, true
+}
+
+// allows reports whether the code may call tool of b.
+func allows(b Binding, tool string) bool {
+	if b.Unavailable != "" {
+		return true
+	}
+	for _, t := range b.Tools {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// call calls a backend for the worker and sends the answer back.
+func (x *workerRun) call(ctx context.Context, b Binding, m *message) {
+	out, err := b.Call(ctx, m.Tool, m.Args)
+	ret := &message{Type: msgReturn, Exec: x.exec, Call: m.Call}
+	var te *ToolError
+	switch {
+	case errors.As(err, &te):
+		ret.Error, ret.ToolFailed = te.Message, true
+	case err != nil:
+		ret.Error = err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			ret.ErrorKind = "deadline"
+		} else if errors.Is(err, context.Canceled) {
+			ret.ErrorKind = "canceled"
+		}
+	default:
+		ret.Value = out
+	}
+	// A worker that is gone or moved on drops it.
+	_ = x.w.w.write(ret)
+}
+
+// died is the result of an execution whose worker ended under it.
+func (x *workerRun) died() *Result {
+	<-x.w.dead
+	e := x.w.deathError(x.r.pool.cfg.MaxMemory)
+	if x.w.killed.Load() == nil || e.Kind == KindWorker {
+		x.r.pool.notify("worker_died", x.w.pid, e.Message)
+	}
+	return &Result{Err: e, ToolCalls: x.calls, console: consoleOutput{lines: x.lines}}
+}
+
+// fits reports whether the worker's memory after an execution leaves room
+// for the next: a worker that kept much of a big execution is replaced.
+func (x *workerRun) fits() bool {
+	private, err := privateMemory(x.w.pid)
+	return err != nil || private <= x.r.pool.cfg.MaxMemory/2
+}
+
+// watchMemory kills the worker once its private memory passes max_memory.
+func (x *workerRun) watchMemory() (stop func()) {
+	limit := x.r.pool.cfg.MaxMemory
+	if _, err := privateMemory(x.w.pid); err != nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(memoryCheckInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-x.w.dead:
+				return
+			case <-t.C:
+				if private, err := privateMemory(x.w.pid); err == nil && private > limit {
+					x.w.kill(&Error{Kind: KindMemory, Message: fmt.Sprintf(
+						"the execution used %d MiB, past its max_memory of %d MiB; its worker process was stopped", private>>20, limit>>20)})
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}

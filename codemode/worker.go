@@ -1,0 +1,215 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// WorkerCommand is the first argument that makes this program a worker
+// process (see WorkerMain).
+const WorkerCommand = "codemode-worker"
+
+// inWorker is set in a worker process: errors then speak of the
+// execution's worker, not of Caddy's heap.
+var inWorker atomic.Bool
+
+// WorkerMain serves as a worker and exits when the program was started as
+// one (its first argument is WorkerCommand); else it returns at once. A
+// test binary calls it first thing in TestMain, so that a Pool can start
+// the test binary itself as its worker.
+func WorkerMain() {
+	if len(os.Args) < 2 || os.Args[1] != WorkerCommand {
+		return
+	}
+	if err := ServeWorker(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "codemode worker:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// maxFromCaddy bounds a frame Caddy sends: the code, a backend's answer.
+const maxFromCaddy = 1 << 30
+
+// ServeWorker runs executions for Caddy, one at a time, each in a fresh
+// runtime, reading frames from in and writing frames to out. It returns
+// when in closes: Caddy is gone, and so is any reason to run on.
+func ServeWorker(in io.Reader, out io.Writer) error {
+	inWorker.Store(true)
+	c := &workerConn{
+		r:     newFrameReader(in, maxFromCaddy),
+		w:     newFrameWriter(out),
+		calls: make(map[uint64]chan *message),
+		tools: make(map[string]map[string]string),
+	}
+	hello, err := c.r.read()
+	if err != nil {
+		return fmt.Errorf("reading the hello: %v", err)
+	}
+	if hello.Type != msgHello || hello.MaxMemory <= 0 {
+		return fmt.Errorf("the first message is %q, not a hello with max_memory", hello.Type)
+	}
+	unenforced := confine(hello.MaxMemory)
+	if err := c.w.write(&message{Type: msgReady, Unenforced: unenforced}); err != nil {
+		return err
+	}
+	for {
+		m, err := c.r.read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch m.Type {
+		case msgRun:
+			if !c.busy.CompareAndSwap(false, true) {
+				return errors.New("a run while an execution is running")
+			}
+			go c.run(m)
+		case msgReturn:
+			c.mu.Lock()
+			ch := c.calls[m.Call]
+			delete(c.calls, m.Call)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		case msgCancel:
+			c.mu.Lock()
+			if c.exec == m.Exec && c.cancel != nil {
+				c.cancel()
+			}
+			c.mu.Unlock()
+		default:
+			return fmt.Errorf("an unexpected %q message", m.Type)
+		}
+	}
+}
+
+// confine applies the worker's limits to its own process: the collector's
+// target, the stack bound, the address space and the system-call filter.
+// It returns what it could not enforce.
+func confine(maxMemory int64) []string {
+	debug.SetMemoryLimit(maxMemory * 7 / 8)
+	debug.SetMaxStack(int(min(max(maxMemory/4, 16<<20), 1<<30)))
+	var unenforced []string
+	if err := limitAddressSpace(maxMemory); err != nil {
+		unenforced = append(unenforced, "address-space limit: "+err.Error())
+	}
+	if err := restrictSyscalls(); err != nil {
+		unenforced = append(unenforced, "system-call filter: "+err.Error())
+	}
+	return unenforced
+}
+
+// workerConn is a worker's side of the pipe.
+type workerConn struct {
+	r *frameReader
+	w *frameWriter
+
+	busy     atomic.Bool
+	nextCall atomic.Uint64
+
+	mu    sync.Mutex
+	calls map[uint64]chan *message // binding calls waiting for their return
+	// tools is each binding's tools of the last execution, by name.
+	tools  map[string]map[string]string
+	exec   uint64
+	cancel context.CancelFunc
+}
+
+// run runs one execution and sends its result.
+func (c *workerConn) run(m *message) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.mu.Lock()
+	c.exec, c.cancel = m.Exec, cancel
+	c.mu.Unlock()
+
+	l := Limits{}
+	if m.Limits != nil {
+		l = *m.Limits
+	}
+	l.MaxConcurrent = 1
+	r := NewRunner(l)
+	r.grace = workerStuckGrace
+	r.onLog = func(line string) { _ = c.w.write(&message{Type: msgLog, Exec: m.Exec, Line: line}) }
+	bindings := make([]Binding, len(m.Bindings))
+	for i, b := range m.Bindings {
+		if b.Same {
+			b.Tools = c.tools[b.Name]
+		}
+		c.tools[b.Name] = b.Tools
+		bindings[i] = Binding{Name: b.Name, Tools: b.Tools, Unavailable: b.Unavailable, Call: c.caller(m.Exec, i)}
+	}
+	res := r.Run(ctx, m.Code, bindings)
+	// A slot still held is an execution's goroutine still running: stuck
+	// in a built-in past its timeout. Caddy then stops this worker.
+	stuck := len(r.slots) > 0
+	if !stuck {
+		releaseMemory(l.MaxMemory)
+		// Free before the answer: Caddy may send the next run at once.
+		c.busy.Store(false)
+	}
+	_ = c.w.write(&message{Type: msgDone, Exec: m.Exec, Stuck: stuck, Result: &workerResult{
+		Value: res.Value, Lines: res.console.lines, CutLines: res.console.cut, Notes: res.console.notes,
+		Err: res.Err, ToolCalls: res.ToolCalls,
+	}})
+}
+
+// workerStuckGrace is how long a worker waits, past the timeout, for an
+// execution stuck in native code: Caddy's own wait (workerGrace) is longer
+// and ends with the worker's kill.
+const workerStuckGrace = 200 * time.Millisecond
+
+// caller is a binding's Call in a worker: a request to Caddy, which calls
+// the backend.
+func (c *workerConn) caller(exec uint64, backend int) func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+	return func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+		id := c.nextCall.Add(1)
+		ch := make(chan *message, 1)
+		c.mu.Lock()
+		c.calls[id] = ch
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.calls, id)
+			c.mu.Unlock()
+		}()
+		if err := c.w.write(&message{Type: msgCall, Exec: exec, Call: id, Backend: backend, Tool: tool, Args: args}); err != nil {
+			return nil, err
+		}
+		select {
+		case r := <-ch:
+			switch {
+			case r.ToolFailed:
+				return nil, &ToolError{Message: r.Error}
+			case r.ErrorKind == "deadline":
+				return nil, fmt.Errorf("%s: %w", r.Error, context.DeadlineExceeded)
+			case r.ErrorKind == "canceled":
+				return nil, fmt.Errorf("%s: %w", r.Error, context.Canceled)
+			case r.Error != "":
+				return nil, errors.New(r.Error)
+			}
+			return r.Value, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// releaseMemory hands the heap of a big execution back to the system, so
+// that the worker's size says what the next execution uses.
+func releaseMemory(ceiling int64) {
+	if readHeap() > ceiling/4 {
+		debug.FreeOSMemory()
+	}
+}
