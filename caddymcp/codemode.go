@@ -42,10 +42,13 @@ const coldStartWait = 2 * time.Second
 // Go with the configured headers; the code never sees them. Backends are
 // connected in the background and kept across config reloads.
 //
-// goja is not a V8 isolate: the sandbox shares the Caddy process. Every
-// built-in that could exhaust the process is bounded, executions are
-// interrupted at their timeout, and a heap ceiling (max_memory) stops
-// executions when the process heap passes it. See the README.
+// Executions run in worker processes of the same binary (isolation
+// process, the default): a worker is killed at its execution's timeout or
+// past max_memory, and whatever the code does, Caddy is untouched. With
+// isolation in_process the sandbox shares the Caddy process: every
+// built-in that could exhaust it is bounded, executions are interrupted at
+// their timeout, and a heap ceiling (max_memory) stops executions when the
+// process heap passes it. See the README.
 //
 // This handler sets these placeholders:
 //
@@ -72,7 +75,7 @@ const coldStartWait = 2 * time.Second
 // reason | `forbidden` (Origin or Host), `method` (not POST), `too_large` (max_request_size), `batch` (a JSON-RPC batch)
 // server | the name
 // tool | the tool_name, for executions; `<backend>.<tool>` for a backend call, with the backend tool's own name; `unknown` for a call of a name on no tool list (the code may call any name on a backend that is down)
-// outcome, of an execution | `ok`, `invalid_arguments`, `syntax_error`, `uncaught_error` (the code threw), `timeout`, `canceled`, `limit_exceeded` (max_tool_calls, max_code_size and the sandbox's bounds), `memory_limit` (max_memory), `stack_overflow`, `busy` (max_concurrent)
+// outcome, of an execution | `ok`, `invalid_arguments`, `syntax_error`, `uncaught_error` (the code threw), `timeout`, `canceled`, `limit_exceeded` (max_tool_calls, max_code_size and the sandbox's bounds), `memory_limit` (max_memory), `stack_overflow`, `busy` (max_concurrent), `worker_failed` (a worker process died, could not start or broke its pipe)
 // outcome, of a backend call | `ok`, `upstream_status` (the tool answered with an error), `upstream_error` (the backend could not be reached or failed), `timeout`, `too_large`, `canceled`
 type CodeMode struct {
 	// Name is the server name reported in initialize. Default: caddy-mcp-codemode.
@@ -104,15 +107,26 @@ type CodeMode struct {
 	// call gets a busy error. Default: 2 x GOMAXPROCS.
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
 
-	// MaxMemory is a ceiling on the process heap, in bytes, watched while
-	// executions run; past it, running executions are stopped with a
-	// limit error. It guards the process; it does not meter one execution.
-	// Default: 1GiB.
+	// Isolation is process (each execution in a worker process, killed at
+	// its timeout or past max_memory) or in_process (inside Caddy, guarded
+	// by hand, for systems that cannot start processes). Default: process.
+	Isolation string `json:"isolation,omitempty"`
+
+	// MaxMemory, in process isolation, bounds the memory of one
+	// execution's worker process, in bytes: past it the worker is killed.
+	// Default: 256MiB. In in_process isolation, it is a ceiling on the
+	// process heap, watched while executions run; past it, running
+	// executions are stopped with a limit error. Default: 1GiB.
 	MaxMemory int64 `json:"max_memory,omitempty"`
+
+	// Workers is how many worker processes are kept running, in process
+	// isolation. Default: max_concurrent.
+	Workers int `json:"workers,omitempty"`
 
 	Endpoint
 
 	runner      *codemode.Runner
+	poolKey     string // in workerPools, when the executions run in workers
 	backends    []*backendRef
 	logger      *zap.Logger
 	metrics     *metrics
@@ -195,19 +209,15 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 		name string
 		n    int64
 	}{{"max_tool_calls", int64(cm.MaxToolCalls)}, {"max_output", cm.MaxOutput}, {"max_code_size", cm.MaxCodeSize},
-		{"max_concurrent", int64(cm.MaxConcurrent)}, {"max_memory", cm.MaxMemory}, {"timeout", int64(cm.Timeout)}} {
+		{"max_concurrent", int64(cm.MaxConcurrent)}, {"max_memory", cm.MaxMemory}, {"timeout", int64(cm.Timeout)},
+		{"workers", int64(cm.Workers)}} {
 		if v.n < 0 {
 			return fmt.Errorf("%s must not be negative", v.name)
 		}
 	}
-	cm.runner = codemode.NewRunner(codemode.Limits{
-		Timeout:       time.Duration(cm.Timeout),
-		MaxToolCalls:  cm.MaxToolCalls,
-		MaxOutput:     int(cm.MaxOutput),
-		MaxCodeSize:   int(cm.MaxCodeSize),
-		MaxConcurrent: cm.MaxConcurrent,
-		MaxMemory:     cm.MaxMemory,
-	})
+	if err := cm.provisionRunner(); err != nil {
+		return err
+	}
 
 	seen := make(map[string]bool, len(cm.Backends))
 	for _, b := range cm.Backends {
@@ -291,6 +301,9 @@ func (cm *CodeMode) Cleanup() error {
 	}
 	for _, b := range cm.backends {
 		b.release()
+	}
+	if cm.poolKey != "" {
+		_, _ = workerPools.Delete(cm.poolKey)
 	}
 	return nil
 }
@@ -378,7 +391,7 @@ func (cm *CodeMode) observe(res *codemode.Result, canceled bool, d time.Duration
 	level := zapcore.DebugLevel
 	if res.Err != nil {
 		switch res.Err.Kind {
-		case codemode.KindMemory, codemode.KindBusy:
+		case codemode.KindMemory, codemode.KindBusy, codemode.KindStack, codemode.KindWorker:
 			level = zapcore.WarnLevel
 		}
 	}

@@ -41,7 +41,9 @@ func parseCodeMode(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		max_output      <size>
 //		max_code_size   <size>
 //		max_concurrent  <n>
+//		isolation       process|in_process
 //		max_memory      <size>
+//		workers         <n>
 //		max_request_size <size>
 //		allow_origins   <origin...>
 //		allow_hosts     <host...>
@@ -85,6 +87,13 @@ func (cm *CodeMode) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = countArg(d, &cm.MaxConcurrent)
 		case "max_memory":
 			err = sizeArg(d, &cm.MaxMemory)
+		case "isolation":
+			err = oneArg(d, &cm.Isolation)
+			if err == nil && cm.Isolation != isolationProcess && cm.Isolation != isolationInProcess {
+				err = d.Errf("isolation %q: want %s or %s", cm.Isolation, isolationProcess, isolationInProcess)
+			}
+		case "workers":
+			err = countArg(d, &cm.Workers)
 		default:
 			var handled bool
 			handled, err = cm.Endpoint.unmarshalSubdirective(d)

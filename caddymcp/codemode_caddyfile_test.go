@@ -53,7 +53,9 @@ func TestCodeModeUnmarshalCaddyfile(t *testing.T) {
 				max_output      32KiB
 				max_code_size   16KB
 				max_concurrent  8
+				isolation       process
 				max_memory      512MiB
+				workers         2
 				max_request_size 2MiB
 				allow_origins   https://app.example.com http://localhost:3000
 				allow_hosts     gateway.lan mcp.internal
@@ -68,7 +70,9 @@ func TestCodeModeUnmarshalCaddyfile(t *testing.T) {
 				MaxOutput:     32 << 10,
 				MaxCodeSize:   16000,
 				MaxConcurrent: 8,
+				Isolation:     "process",
 				MaxMemory:     512 << 20,
+				Workers:       2,
 				Endpoint: Endpoint{
 					MaxRequestSize: 2 << 20,
 					AllowOrigins:   []string{"https://app.example.com", "http://localhost:3000"},
@@ -281,6 +285,11 @@ func TestCodeModeUnmarshalCaddyfileErrors(t *testing.T) {
 		{name: "max_output twice", input: "codemode {\n max_output 1KiB\n max_output 2KiB\n}", wantErr: []string{"max_output is set twice"}},
 		{name: "max_code_size twice", input: "codemode {\n max_code_size 1KiB\n max_code_size 2KiB\n}", wantErr: []string{"max_code_size is set twice"}},
 		{name: "max_concurrent twice", input: "codemode {\n max_concurrent 1\n max_concurrent 2\n}", wantErr: []string{"max_concurrent is set twice"}},
+		{name: "isolation without value", input: "codemode {\n isolation\n}", wantErr: []string{"wrong argument count", "'isolation'"}},
+		{name: "unknown isolation", input: "codemode {\n isolation v8\n}", wantErr: []string{`isolation "v8": want process or in_process`}},
+		{name: "isolation twice", input: "codemode {\n isolation process\n isolation in_process\n}", wantErr: []string{"isolation is set twice"}},
+		{name: "workers without value", input: "codemode {\n workers\n}", wantErr: []string{"wrong argument count", "'workers'"}},
+		{name: "workers not a number", input: "codemode {\n workers many\n}", wantErr: []string{"workers"}},
 		{name: "max_memory twice", input: "codemode {\n max_memory 1GiB\n max_memory 2GiB\n}", wantErr: []string{"max_memory is set twice"}},
 		{name: "max_request_size twice", input: "codemode {\n max_request_size 1MiB\n max_request_size 2MiB\n}", wantErr: []string{"max_request_size is set twice"}},
 		{name: "allow_origins twice", input: "codemode {\n allow_origins https://a\n allow_origins https://b\n}", wantErr: []string{"allow_origins is set twice"}},

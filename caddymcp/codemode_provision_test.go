@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -241,6 +242,26 @@ func TestCodeModeProvisionReportsConfigErrors(t *testing.T) {
 			wantErr: []string{"max_memory must not be negative"},
 		},
 		{
+			name:    "max_memory too small for a worker",
+			json:    `{"max_memory":1048576,"backends":[{"name":"shop","url":"` + unreachableURL + `"}]}`,
+			wantErr: []string{"max_memory 1 MiB: a worker process needs at least 64 MiB"},
+		},
+		{
+			name:    "unknown isolation",
+			json:    `{"isolation":"v8","backends":[{"name":"shop","url":"` + unreachableURL + `"}]}`,
+			wantErr: []string{`isolation "v8": want process or in_process`},
+		},
+		{
+			name:    "workers in process",
+			json:    `{"isolation":"in_process","workers":2,"backends":[{"name":"shop","url":"` + unreachableURL + `"}]}`,
+			wantErr: []string{"workers: only with isolation process"},
+		},
+		{
+			name:    "negative workers",
+			json:    `{"workers":-1,"backends":[{"name":"shop","url":"` + unreachableURL + `"}]}`,
+			wantErr: []string{"workers must not be negative"},
+		},
+		{
 			name:    "negative timeout",
 			json:    `{"timeout":"-5s","backends":[{"name":"shop","url":"` + unreachableURL + `"}]}`,
 			wantErr: []string{"timeout must not be negative"},
@@ -330,7 +351,7 @@ func TestCodeModeProvisionDefaults(t *testing.T) {
 		MaxOutput:     24 << 10,
 		MaxCodeSize:   64 << 10,
 		MaxConcurrent: 2 * runtime.GOMAXPROCS(0),
-		MaxMemory:     1 << 30,
+		MaxMemory:     256 << 20, // one worker's, in process isolation
 	}
 	got := cm.runner.Limits()
 	if got.Timeout != want.Timeout || got.MaxToolCalls != want.MaxToolCalls || got.MaxOutput != want.MaxOutput ||
@@ -339,6 +360,25 @@ func TestCodeModeProvisionDefaults(t *testing.T) {
 	}
 	if len(cm.backends) != 1 || cm.backends[0].name != "shop" {
 		t.Fatalf("backends %v, want shop", cm.backends)
+	}
+	// Workers of the default pool: one per execution max_concurrent allows.
+	if cm.poolKey != fmt.Sprintf("%d/%d", 256<<20, 2*runtime.GOMAXPROCS(0)) {
+		t.Errorf("worker pool %q, want 256 MiB workers, max_concurrent of them", cm.poolKey)
+	}
+}
+
+// In process the sandbox keeps the first stage's ceiling on the heap, and
+// no worker pool is made.
+func TestCodeModeProvisionInProcessDefaults(t *testing.T) {
+	cm, _, err := loadCodeModeCaddyfile(t, "codemode {\n backend shop "+unreachableURL+"\n isolation in_process\n}")
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if got := cm.runner.Limits().MaxMemory; got != 1<<30 {
+		t.Errorf("max_memory %d, want 1GiB", got)
+	}
+	if cm.poolKey != "" {
+		t.Errorf("worker pool %q in in_process isolation", cm.poolKey)
 	}
 }
 
@@ -363,7 +403,8 @@ func TestCodeModeProvisionAppliesSettings(t *testing.T) {
 		max_output 8KiB
 		max_code_size 4KiB
 		max_concurrent 3
-		max_memory 256MiB
+		max_memory 128MiB
+		workers 2
 		max_request_size 64KiB
 		allow_origins https://app.example.com
 		allow_hosts gateway.lan
@@ -373,8 +414,11 @@ func TestCodeModeProvisionAppliesSettings(t *testing.T) {
 	}
 	l := cm.runner.Limits()
 	if l.Timeout != 20*time.Second || l.MaxToolCalls != 7 || l.MaxOutput != 8<<10 || l.MaxCodeSize != 4<<10 ||
-		l.MaxConcurrent != 3 || l.MaxMemory != 256<<20 {
+		l.MaxConcurrent != 3 || l.MaxMemory != 128<<20 {
 		t.Errorf("runner limits %s", asJSON(l))
+	}
+	if cm.poolKey != fmt.Sprintf("%d/2", 128<<20) {
+		t.Errorf("worker pool %q, want two workers of 128 MiB", cm.poolKey)
 	}
 	if cm.MaxRequestSize != 64<<10 || !cm.origins["https://app.example.com"] || !cm.hosts["gateway.lan"] {
 		t.Errorf("endpoint: max_request_size %d, origins %v, hosts %v", cm.MaxRequestSize, cm.origins, cm.hosts)

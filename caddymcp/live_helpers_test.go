@@ -23,6 +23,7 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
+	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 )
 
@@ -35,6 +36,8 @@ import (
 var livePort, liveAddr, adminAddr string
 
 func TestMain(m *testing.M) {
+	// Code mode's workers are this test binary, started again.
+	codemode.WorkerMain()
 	livePort = freePort()
 	liveAddr = "127.0.0.1:" + livePort
 	adminAddr = "127.0.0.1:" + freePort()

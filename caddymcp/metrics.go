@@ -66,6 +66,7 @@ const (
 	outcomeMemoryLimit   = "memory_limit"
 	outcomeStackOverflow = "stack_overflow"
 	outcomeBusy          = "busy"
+	outcomeWorkerFailed  = "worker_failed"
 )
 
 // toolLabelUnknown is the tool label of a backend call whose name is on
@@ -93,6 +94,8 @@ func executionOutcome(e *codemode.Error, canceled bool) string {
 		return outcomeStackOverflow
 	case codemode.KindBusy:
 		return outcomeBusy
+	case codemode.KindWorker:
+		return outcomeWorkerFailed
 	}
 	return outcomeUncaught
 }

@@ -1,0 +1,130 @@
+package caddymcp
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"go.uber.org/zap"
+
+	"github.com/caddy-mcp/caddy-mcp/codemode"
+)
+
+func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  codemode.WorkerCommand,
+		Short: "Runs code mode executions for the Caddy process that started it",
+		Long: `
+Started by Caddy itself for the codemode handler's isolation process: it
+reads code from its standard input, runs it in a fresh sandbox and writes
+the result to its standard output, one execution at a time, and exits when
+its standard input closes. It is not meant to be run by hand.`,
+		Func: func(caddycmd.Flags) (int, error) {
+			if err := codemode.ServeWorker(os.Stdin, os.Stdout); err != nil {
+				return caddy.ExitCodeFailedStartup, err
+			}
+			return caddy.ExitCodeSuccess, nil
+		},
+	})
+}
+
+// Isolation modes of a codemode handler.
+const (
+	isolationProcess   = "process"
+	isolationInProcess = "in_process"
+)
+
+// workerPools holds the worker pools of codemode handlers, by their
+// settings: a reload that keeps them keeps the workers.
+var workerPools = caddy.NewUsagePool()
+
+// workerPool is a pool in workerPools.
+type workerPool struct{ *codemode.Pool }
+
+func (p workerPool) Destruct() error {
+	p.Close()
+	return nil
+}
+
+// loadWorkerPool returns the pool for these settings, started if new; the
+// handler's Cleanup releases it.
+func loadWorkerPool(maxMemory int64, workers int, logger *zap.Logger) (string, *codemode.Pool, error) {
+	key := fmt.Sprintf("%d/%d", maxMemory, workers)
+	val, _, err := workerPools.LoadOrNew(key, func() (caddy.Destructor, error) {
+		p, err := codemode.NewPool(codemode.PoolConfig{
+			MaxMemory: maxMemory,
+			Workers:   workers,
+			Notify:    workerNotice(logger),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return workerPool{p}, nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return key, val.(workerPool).Pool, nil
+}
+
+// workerNotice logs what a pool says of its workers, at most once a second
+// for a worker that cannot start (the pool retries on demand).
+func workerNotice(logger *zap.Logger) func(event string, pid int, detail string) {
+	var lastStartFailure atomic.Int64
+	return func(event string, pid int, detail string) {
+		if event == "worker_start_failed" {
+			now := time.Now().UnixNano()
+			if last := lastStartFailure.Load(); now-last < int64(time.Second) || !lastStartFailure.CompareAndSwap(last, now) {
+				return
+			}
+			logger.Error("code mode worker", zap.String("event", event), zap.String("reason", detail))
+			return
+		}
+		logger.Warn("code mode worker", zap.String("event", event), zap.Int("pid", pid), zap.String("reason", cutLogged(detail)))
+	}
+}
+
+// provisionRunner sets up where executions run: in workers of a pool kept
+// across reloads, or in this process.
+func (cm *CodeMode) provisionRunner() error {
+	limits := codemode.Limits{
+		Timeout:       time.Duration(cm.Timeout),
+		MaxToolCalls:  cm.MaxToolCalls,
+		MaxOutput:     int(cm.MaxOutput),
+		MaxCodeSize:   int(cm.MaxCodeSize),
+		MaxConcurrent: cm.MaxConcurrent,
+		MaxMemory:     cm.MaxMemory,
+	}
+	switch cm.Isolation {
+	case isolationInProcess:
+		if cm.Workers != 0 {
+			return fmt.Errorf("workers: only with isolation %s", isolationProcess)
+		}
+		cm.runner = codemode.NewRunner(limits)
+		return nil
+	case "", isolationProcess:
+	default:
+		return fmt.Errorf("isolation %q: want %s or %s", cm.Isolation, isolationProcess, isolationInProcess)
+	}
+	maxMemory := cm.MaxMemory
+	if maxMemory == 0 {
+		maxMemory = codemode.DefaultWorkerMemory
+	}
+	if maxMemory < codemode.MinWorkerMemory {
+		return fmt.Errorf("max_memory %d MiB: a worker process needs at least %d MiB", maxMemory>>20, codemode.MinWorkerMemory>>20)
+	}
+	workers := cm.Workers
+	if workers == 0 {
+		workers = codemode.NewRunner(limits).Limits().MaxConcurrent
+	}
+	key, pool, err := loadWorkerPool(maxMemory, workers, cm.logger)
+	if err != nil {
+		return err
+	}
+	cm.poolKey = key
+	cm.runner = codemode.NewProcessRunner(limits, pool)
+	return nil
+}
