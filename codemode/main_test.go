@@ -1,17 +1,27 @@
 package codemode
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // testPool, when set (CODEMODE_ISOLATION=process), runs the package's
 // executions in worker processes: this test binary, started again.
 var testPool *Pool
 
+// brokenWorker is the first argument that makes this test binary a worker
+// that breaks the protocol in the way its second argument names.
+const brokenWorker = "codemode-broken-worker"
+
 func TestMain(m *testing.M) {
 	WorkerMain()
+	if len(os.Args) > 2 && os.Args[1] == brokenWorker {
+		serveBrokenly(os.Args[2])
+		os.Exit(0)
+	}
 	if os.Getenv("CODEMODE_ISOLATION") == "process" {
 		// The heap ceiling of in-process mode's default, so that the
 		// tests' expectations hold in both modes.
@@ -26,6 +36,55 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
+}
+
+// serveBrokenly is a worker that gets ready as a worker does, then, given
+// code to run, breaks the protocol.
+func serveBrokenly(how string) {
+	r := newFrameReader(os.Stdin, maxFromCaddy)
+	w := newFrameWriter(os.Stdout)
+	if how == "never-ready" {
+		select {}
+	}
+	if _, err := r.read(); err != nil {
+		os.Exit(1)
+	}
+	_ = w.write(&message{Type: msgReady})
+	run, err := r.read()
+	if err != nil {
+		os.Exit(1)
+	}
+	switch how {
+	case "silent": // reads on, answers nothing
+		for {
+			if _, err := r.read(); err != nil {
+				os.Exit(0)
+			}
+		}
+	case "garbage":
+		out := bufio.NewWriter(os.Stdout)
+		fmt.Fprint(out, "\x00\x00\x00\x10not json at all!")
+		out.Flush()
+	case "huge-frame":
+		os.Stdout.Write([]byte{0x7f, 0xff, 0xff, 0xff})
+	case "other-execution":
+		_ = w.write(&message{Type: msgLog, Exec: run.Exec + 1, Line: "x"})
+	case "forbidden-tool":
+		_ = w.write(&message{Type: msgCall, Exec: run.Exec, Call: 1, Backend: 0, Tool: "not-given"})
+	case "exit":
+		os.Exit(3)
+	case "hog": // grows without end, as a worker whose own limits failed
+		var keep [][]byte
+		for {
+			b := make([]byte, 8<<20)
+			for i := range b {
+				b[i] = 1
+			}
+			keep = append(keep, b)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	select {}
 }
 
 // newRunner is the runner the package's tests use: in process, or in the

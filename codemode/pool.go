@@ -39,14 +39,21 @@ const (
 type Pool struct {
 	cfg PoolConfig
 
-	mu       sync.Mutex
-	idle     []*worker
+	mu   sync.Mutex
+	gone *sync.Cond // signalled when a process was reaped or a start ended
+	idle []*worker
+	// all is the pool's workers, idle or busy; procs every worker process
+	// not yet reaped, also those being stopped.
 	all      map[*worker]struct{}
+	procs    map[*worker]struct{}
 	starting int
 	filling  bool
 	closed   bool
 	// failed is when a background start last failed: the next ones wait.
 	failed time.Time
+	// closing ends the starts under way when the pool closes.
+	closing context.Context
+	close   context.CancelFunc
 }
 
 // NewPool returns a Pool and starts its workers in the background.
@@ -67,7 +74,9 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
 	}
-	p := &Pool{cfg: cfg, all: make(map[*worker]struct{})}
+	p := &Pool{cfg: cfg, all: make(map[*worker]struct{}), procs: make(map[*worker]struct{})}
+	p.gone = sync.NewCond(&p.mu)
+	p.closing, p.close = context.WithCancel(context.Background())
 	p.fill()
 	return p, nil
 }
@@ -99,20 +108,13 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 		p.mu.Unlock()
 		return nil, errPoolClosed
 	}
-	p.starting++
 	p.mu.Unlock()
-	w, err := startWorker(ctx, p.cfg.Command, p.cfg.MaxMemory)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.starting--
+	w, err := p.start(ctx)
 	if err != nil {
-		p.notify("worker_start_failed", 0, err.Error())
 		return nil, err
 	}
-	if p.closed {
-		w.stop()
-		return nil, errPoolClosed
-	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.all[w] = struct{}{}
 	p.noteUnenforced(w)
 	return w, nil
@@ -165,24 +167,18 @@ func (p *Pool) fillLoop() {
 			p.mu.Unlock()
 			return
 		}
-		p.starting++
 		p.mu.Unlock()
 		if wait > 0 {
 			time.Sleep(wait)
 		}
-		w, err := startWorker(context.Background(), p.cfg.Command, p.cfg.MaxMemory)
+		w, err := p.start(context.Background())
 		p.mu.Lock()
-		p.starting--
-		switch {
-		case err != nil:
-			p.failed = time.Now()
+		if err != nil {
+			if err != errPoolClosed {
+				p.failed = time.Now()
+			}
 			p.filling = false
-			p.notify("worker_start_failed", 0, err.Error())
 			p.mu.Unlock()
-			return
-		case p.closed:
-			p.mu.Unlock()
-			w.stop()
 			return
 		}
 		p.all[w] = struct{}{}
@@ -190,6 +186,39 @@ func (p *Pool) fillLoop() {
 		p.noteUnenforced(w)
 		p.mu.Unlock()
 	}
+}
+
+// start starts a worker and keeps track of its process until it is
+// reaped. A start that ends after Close is undone.
+func (p *Pool) start(ctx context.Context) (*worker, error) {
+	p.mu.Lock()
+	p.starting++
+	p.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(p.closing, cancel)()
+	w, err := startWorker(ctx, p.cfg.Command, p.cfg.MaxMemory)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.gone.Broadcast()
+	p.starting--
+	if err != nil {
+		p.notify("worker_start_failed", 0, err.Error())
+		return nil, err
+	}
+	p.procs[w] = struct{}{}
+	go func() {
+		<-w.dead
+		p.mu.Lock()
+		delete(p.procs, w)
+		p.gone.Broadcast()
+		p.mu.Unlock()
+	}()
+	if p.closed {
+		w.kill(&Error{Kind: KindWorker, Message: errPoolClosed.Error()})
+		return nil, errPoolClosed
+	}
+	return w, nil
 }
 
 func (p *Pool) notify(event string, pid int, detail string) {
@@ -211,22 +240,20 @@ func (p *Pool) Workers() int {
 	return len(p.all)
 }
 
-// Close stops every worker, idle or busy, and waits until they are gone.
-// Executions still running get a WorkerError.
+// Close stops every worker, idle, busy, starting or stopping, and waits
+// until their processes are gone. Executions still running get a
+// WorkerError.
 func (p *Pool) Close() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.closed = true
-	all := make([]*worker, 0, len(p.all))
-	for w := range p.all {
-		all = append(all, w)
-	}
+	p.close()
 	p.all = make(map[*worker]struct{})
 	p.idle = nil
-	p.mu.Unlock()
-	for _, w := range all {
+	for w := range p.procs {
 		w.kill(&Error{Kind: KindWorker, Message: "the execution was stopped: " + errPoolClosed.Error()})
 	}
-	for _, w := range all {
-		<-w.dead
+	for len(p.procs) > 0 || p.starting > 0 {
+		p.gone.Wait()
 	}
 }

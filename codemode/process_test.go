@@ -2,27 +2,280 @@ package codemode
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
-// processPool is a pool of this test binary's workers, closed at the end.
+// processPool is a pool of this test binary's workers, closed at the end,
+// when no worker process may be left.
 func processPool(t *testing.T, cfg PoolConfig) *Pool {
 	t.Helper()
+	if testPool != nil {
+		t.Skip("these tests start pools of their own; they run in the pass without CODEMODE_ISOLATION, where they can count child processes")
+	}
 	p, err := NewPool(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Close)
+	t.Cleanup(func() {
+		p.Close()
+		if kids := childPids(t); len(kids) != 0 {
+			t.Errorf("worker processes left after Close: %v", kids)
+		}
+	})
 	return p
+}
+
+// childPids lists the processes whose parent is this test process.
+func childPids(t *testing.T) []int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	if stats == nil {
+		t.Skip("no /proc here: child processes cannot be counted")
+	}
+	var kids []int
+	self := os.Getpid()
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(self) && fields[0] != "Z" {
+			pid, _ := strconv.Atoi(strings.Fields(s)[0])
+			kids = append(kids, pid)
+		}
+	}
+	return kids
+}
+
+// waitFor waits up to 10 s for cond.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestProcessRunnerRunsCode(t *testing.T) {
 	p := processPool(t, PoolConfig{})
 	r := NewProcessRunner(Limits{}, p)
 	var e echoBackend
-	res := r.Run(context.Background(), `console.log("hi"); const a = await api.echo({x: 1}); return a.args.x + 1`, []Binding{e.binding("api")})
-	wantValue(t, res, `2`)
+	res := r.Run(context.Background(), `console.log("hi"); const a = await api.echo({x: "<&>"}); return [a.args.x, await api.fail().catch(e => e.message)]`,
+		[]Binding{e.binding("api")})
+	wantValue(t, res, `["<&>","api.fail: the backend says no"]`)
 	if len(res.Logs) != 1 || res.Logs[0] != "hi" {
 		t.Fatalf("logs = %q", res.Logs)
 	}
+}
+
+// Workers serve one execution after another and are kept; the tools of a
+// binding cross the pipe once while they stay the same.
+func TestProcessPoolKeepsWorkers(t *testing.T) {
+	p := processPool(t, PoolConfig{Workers: 1})
+	r := NewProcessRunner(Limits{}, p)
+	var e echoBackend
+	b := e.binding("api")
+	pids := map[int]bool{}
+	for i := range 5 {
+		res := r.Run(context.Background(), `globalThis.seen = (globalThis.seen || 0) + 1; return [seen, (await api.get_weather({})).tool]`, []Binding{b})
+		wantValue(t, res, `[1,"get-weather"]`)
+		if i == 0 {
+			waitFor(t, "the worker back in the pool", func() bool { return p.Workers() == 1 })
+		}
+		for _, pid := range childPids(t) {
+			pids[pid] = true
+		}
+	}
+	if len(pids) != 1 {
+		t.Errorf("five executions ran in %d worker processes, want the one kept", len(pids))
+	}
+	// A changed tools map reaches the worker.
+	b.Tools = map[string]string{"renamed": "echo"}
+	res := r.Run(context.Background(), `return (await api.renamed({})).tool`, []Binding{b})
+	wantValue(t, res, `"echo"`)
+}
+
+// A worker that breaks the protocol, stops answering, dies or cannot
+// start ends its execution with a clear error, soon, and leaves no
+// process behind; the next execution works.
+func TestProcessBrokenWorkers(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		command  []string
+		timeout  time.Duration
+		wantKind string
+		want     string
+	}{
+		{[]string{self, brokenWorker, "silent"}, time.Second, KindTimeout, "its worker process was stopped"},
+		{[]string{self, brokenWorker, "garbage"}, 5 * time.Second, KindWorker, "sent an unreadable message"},
+		{[]string{self, brokenWorker, "huge-frame"}, 5 * time.Second, KindWorker, "past the bound"},
+		{[]string{self, brokenWorker, "other-execution"}, 5 * time.Second, KindWorker, "of another execution"},
+		{[]string{self, brokenWorker, "forbidden-tool"}, 5 * time.Second, KindWorker, `called a tool it was not given ("not-given")`},
+		{[]string{self, brokenWorker, "exit"}, 5 * time.Second, KindWorker, "exit status 3"},
+		{[]string{self, brokenWorker, "never-ready"}, 5 * time.Second, KindWorker, "not ready within"},
+		{[]string{filepath.Join(t.TempDir(), "no-such-caddy")}, 5 * time.Second, KindWorker, "no such file or directory"},
+	}
+	for _, tt := range tests {
+		name := tt.command[len(tt.command)-1]
+		t.Run(name, func(t *testing.T) {
+			p := processPool(t, PoolConfig{Command: tt.command})
+			r := NewProcessRunner(Limits{Timeout: tt.timeout}, p)
+			var e echoBackend
+			start := time.Now()
+			res := r.Run(context.Background(), `return 1`, []Binding{e.binding("api")})
+			wantError(t, res, tt.wantKind, tt.want)
+			if d := time.Since(start); d > tt.timeout+startTimeout+time.Second {
+				t.Errorf("answered after %v", d)
+			}
+			if e.calls.Load() != 0 {
+				t.Errorf("the backend was called %d times", e.calls.Load())
+			}
+		})
+	}
+}
+
+// A worker killed from outside in the middle of an execution: the
+// execution says so at once, and the pool replaces the worker.
+func TestProcessWorkerKilledFromOutside(t *testing.T) {
+	p := processPool(t, PoolConfig{Workers: 1})
+	r := NewProcessRunner(Limits{Timeout: 20 * time.Second}, p)
+	waitFor(t, "a warm worker", func() bool { return len(childPids(t)) == 1 })
+	victim := childPids(t)[0]
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		_ = syscall.Kill(victim, syscall.SIGKILL)
+	}()
+	start := time.Now()
+	res := r.Run(context.Background(), `console.log("started"); for (;;) {}`, nil)
+	wantError(t, res, KindWorker, "signal: killed")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("answered %v after the kill", d)
+	}
+	if len(res.Logs) == 0 || res.Logs[0] != "started" {
+		t.Errorf("logs %q: the line printed before the kill is lost", res.Logs)
+	}
+	waitFor(t, "a replacement worker", func() bool {
+		kids := childPids(t)
+		return len(kids) == 1 && kids[0] != victim
+	})
+	wantValue(t, r.Run(context.Background(), `return 2`, nil), `2`)
+}
+
+// A worker past max_memory is killed by the pool's watchdog, whatever the
+// worker does with its own limits.
+func TestProcessMemoryWatchdog(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := privateMemory(os.Getpid()); err != nil {
+		t.Skipf("a process's memory cannot be read here: %v", err)
+	}
+	p := processPool(t, PoolConfig{Command: []string{self, brokenWorker, "hog"}, MaxMemory: MinWorkerMemory})
+	r := NewProcessRunner(Limits{Timeout: 20 * time.Second}, p)
+	start := time.Now()
+	res := r.Run(context.Background(), `return 1`, nil)
+	wantError(t, res, KindMemory, "past its max_memory of 64 MiB; its worker process was stopped")
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("answered after %v", d)
+	}
+}
+
+// Executions that would kill or pin the process they run in end within
+// their timeout plus a bounded grace, max_concurrent of them at once: only
+// their workers are hurt, the caller's memory and goroutines stay where
+// they were, and the next execution is served at once.
+func TestProcessContainsAttacks(t *testing.T) {
+	const timeout = 3 * time.Second
+	attacks := []struct {
+		name, code string
+		kinds      []string // the errors it may end with, if it fails
+	}{
+		{"a Proxy chain with an apply trap", `let g=function(){return 1}; const h={apply:Reflect.apply}; for(let i=0;i<600000;i++) g=new Proxy(g,h); return g();`,
+			[]string{KindStack, KindLimit, KindTimeout, KindMemory}},
+		{"a Proxy chain with a get trap", `let p={x:1}; const h={get:Reflect.get}; for(let i=0;i<600000;i++) p=new Proxy(p,h); return p.x;`,
+			[]string{KindStack, KindLimit, KindTimeout, KindMemory}},
+		{"a chain of bound forEach", `let g=function(){}; for(let i=0;i<900000;i++) g=Array.prototype.forEach.bind([0],g); g(); return 1`,
+			[]string{KindStack, KindLimit, KindTimeout, KindMemory}},
+		{"doubling a string", `let s="x"; for(;;) s+=s;`, []string{KindMemory, KindLimit}},
+		{"indexOf of non-ASCII strings", `return "\u4241".repeat(1<<21).indexOf("\u4142".repeat(1<<20))`, []string{KindTimeout, KindLimit}},
+		{"lastIndexOf of non-ASCII strings", `return "\u4241".repeat(1<<21).lastIndexOf("\u4142".repeat(1<<20))`, []string{KindTimeout, KindLimit}},
+		{"sort of 4 Mi numbers", `const a = Array.from({length: 1<<22}, (_, i) => (i*7919) % 1000003); a.sort(); return a.length`, []string{KindTimeout, KindLimit}},
+		{"NFKD of U+FDFA", `return "\uFDFA".repeat(1<<20).normalize("NFKD").length`, []string{KindTimeout, KindLimit}},
+	}
+	concurrent := 2 * runtime.GOMAXPROCS(0)
+	p := processPool(t, PoolConfig{Workers: concurrent})
+	r := NewProcessRunner(Limits{Timeout: timeout, MaxConcurrent: concurrent}, p)
+	settled := func() bool { return p.Workers() == concurrent && len(childPids(t)) == concurrent }
+	waitFor(t, "warm workers", settled)
+	wantValue(t, r.Run(context.Background(), `return 1`, nil), `1`)
+	time.Sleep(100 * time.Millisecond)
+	goroutines, rss := runtime.NumGoroutine(), residentMemory(t)
+
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			for range concurrent {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					start := time.Now()
+					res := r.Run(context.Background(), a.code, nil)
+					if d := time.Since(start); d > timeout+workerGrace+2*time.Second {
+						t.Errorf("answered after %v", d)
+					}
+					if res.Err != nil && !contains(a.kinds, res.Err.Kind) {
+						t.Errorf("error %v, want one of %v", res.Err, a.kinds)
+					}
+				}()
+			}
+			wg.Wait()
+			start := time.Now()
+			wantValue(t, r.Run(context.Background(), `return 1 + 1`, nil), `2`)
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the next execution took %v", d)
+			}
+		})
+	}
+	waitFor(t, "the pool refilled", settled)
+	waitFor(t, "the goroutines back", func() bool { return runtime.NumGoroutine() <= goroutines })
+	if grown := residentMemory(t) - rss; grown > 100<<20 {
+		t.Errorf("the caller's resident memory grew by %d MiB", grown>>20)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+// residentMemory is this process's resident set, in bytes.
+func residentMemory(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skipf("no /proc/self/statm: %v", err)
+	}
+	pages, _ := strconv.ParseInt(strings.Fields(string(b))[1], 10, 64)
+	return pages * int64(os.Getpagesize())
 }

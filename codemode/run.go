@@ -196,9 +196,11 @@ func (r *Runner) Run(ctx context.Context, code string, bindings []Binding) *Resu
 	ex.logs.onKeep = r.onLog
 	done := make(chan *Result, 1)
 	go func() {
-		defer func() { <-r.slots }()
-		defer cancel()
-		done <- ex.run()
+		res := ex.run()
+		cancel()
+		// Free before the answer: the caller may run again at once.
+		<-r.slots
+		done <- res
 	}()
 	select {
 	case res := <-done:

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,6 +14,9 @@ import (
 // fatal out of memory of the worker alone) instead of growing the worker
 // until the parent's watchdog sees it.
 func limitAddressSpace(maxMemory int64) error {
+	if raceEnabled {
+		return errors.New("not under the race detector")
+	}
 	size, _, err := readStatm(os.Getpid())
 	if err != nil {
 		return err
