@@ -209,18 +209,7 @@ var seccompChecks = []struct {
 		}
 	}},
 	{"every_thread_has_the_filter_and_no_new_privs", func(t *testing.T, c *seccompChild) {
-		tids := threadIDs(t)
-		for _, tid := range tids {
-			status, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tid))
-			if err != nil {
-				continue // the thread has gone
-			}
-			for _, want := range []string{"\nSeccomp:\t2\n", "\nNoNewPrivs:\t1\n"} {
-				if !strings.Contains(string(status), want) {
-					t.Errorf("thread %d: status lacks %q", tid, strings.TrimSpace(want))
-				}
-			}
-		}
+		tids := requireThreadStatus(t, "\nSeccomp:\t2\n", "\nNoNewPrivs:\t1\n")
 		for _, tid := range c.preFilterThreads {
 			if !slices.Contains(tids, tid) {
 				t.Errorf("thread %d, made before the filter, is not among the threads %v", tid, tids)
@@ -388,14 +377,7 @@ var seccompChecks = []struct {
 		}
 	}},
 	{"gc_and_a_100mb_allocation_work", func(t *testing.T, c *seccompChild) {
-		big := make([]byte, 100<<20)
-		for i := 0; i < len(big); i += 4096 {
-			big[i] = 1
-		}
-		runtime.KeepAlive(big)
-		big = nil
-		runtime.GC()
-		debug.FreeOSMemory()
+		allocateAndCollect()
 	}},
 }
 
@@ -413,7 +395,7 @@ func TestSeccompChild(t *testing.T) {
 		c := new(seccompChild)
 		var trySockets func() []error
 		var release func()
-		c.preFilterThreads, trySockets, release = lockedThreads(8)
+		c.preFilterThreads, trySockets, release = lockedThreads(8, trySocket)
 		defer release()
 		if err := restrictSyscalls(); err != nil {
 			t.Fatal(err)
@@ -442,46 +424,83 @@ func TestSeccompChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		after := timeSyscall(calls)
-		fmt.Printf("seccomp install_ns=%d syscall_ns_before=%.1f syscall_ns_after=%.1f\n", install.Nanoseconds(), before, after)
+		fmt.Printf("seccomp install_ns=%d getppid_ns_before=%.1f getppid_ns_after=%.1f\n", install.Nanoseconds(), before, after)
 	default:
 		t.Fatalf("unknown %s %q", seccompChildEnv, mode)
 	}
 }
 
 // lockedThreads starts n goroutines, each locked to a thread of its own,
-// and returns those threads' ids once all run. trySockets has each thread
-// call socket and returns what it gave; release ends the goroutines, and
-// their threads with them.
-func lockedThreads(n int) (tids []int, trySockets func() []error, release func()) {
+// and returns those threads' ids once all run. tryAll has each thread call
+// try and returns what it gave; release ends the goroutines, and their
+// threads with them.
+func lockedThreads(n int, try func() error) (tids []int, tryAll func() []error, release func()) {
 	ready := make(chan int)
-	try := make(chan struct{})
+	start := make(chan struct{})
 	results := make(chan error)
 	done := make(chan struct{})
 	for range n {
 		go func() {
 			runtime.LockOSThread()
 			ready <- unix.Gettid()
-			<-try
-			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
-			if err == nil {
-				unix.Close(fd)
-			}
-			results <- err
+			<-start
+			results <- try()
 			<-done
 		}()
 	}
 	for range n {
 		tids = append(tids, <-ready)
 	}
-	trySockets = func() []error {
-		close(try)
+	tryAll = func() []error {
+		close(start)
 		var errs []error
 		for range n {
 			errs = append(errs, <-results)
 		}
 		return errs
 	}
-	return tids, trySockets, func() { close(done) }
+	return tids, tryAll, func() { close(done) }
+}
+
+// trySocket makes a TCP socket and closes it.
+func trySocket() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+// allocateAndCollect touches 100 MB, drops it, collects and returns the
+// memory to the system.
+func allocateAndCollect() {
+	big := make([]byte, 100<<20)
+	for i := 0; i < len(big); i += 4096 {
+		big[i] = 1
+	}
+	runtime.KeepAlive(big)
+	big = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+}
+
+// requireThreadStatus fails t unless the status of every thread of this
+// process holds each of wants, and returns the threads' ids.
+func requireThreadStatus(t *testing.T, wants ...string) []int {
+	t.Helper()
+	tids := threadIDs(t)
+	for _, tid := range tids {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tid))
+		if err != nil {
+			continue // the thread has gone
+		}
+		for _, want := range wants {
+			if !strings.Contains(string(status), want) {
+				t.Errorf("thread %d: status lacks %q", tid, strings.TrimSpace(want))
+			}
+		}
+	}
+	return tids
 }
 
 // threadIDs lists the threads of this process.
@@ -532,8 +551,16 @@ func timeSyscall(calls int) float64 {
 // returns its output.
 func runSeccompChild(tb testing.TB, mode, stdin string, extra ...string) (string, error) {
 	tb.Helper()
-	cmd := exec.CommandContext(tb.Context(), os.Args[0], "-test.run=^TestSeccompChild$", "-test.v", "-test.count=1", "-test.timeout=2m")
-	cmd.Env = append(append(os.Environ(), seccompChildEnv+"="+mode), extra...)
+	return runChildTest(tb, os.Args[0], "TestSeccompChild", stdin, append([]string{seccompChildEnv + "=" + mode}, extra...)...)
+}
+
+// runChildTest runs test alone in the test binary bin, in a temporary
+// directory, with stdin as its standard input and env added to its
+// environment, and returns its output.
+func runChildTest(tb testing.TB, bin, test, stdin string, env ...string) (string, error) {
+	tb.Helper()
+	cmd := exec.CommandContext(tb.Context(), bin, "-test.run=^"+test+"$", "-test.v", "-test.count=1", "-test.timeout=2m")
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = tb.TempDir()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
@@ -597,19 +624,27 @@ func TestRestrictSyscallsKillsOnX32(t *testing.T) {
 // filter and times it, and a getppid before and after; ns/op is mostly the
 // child's start.
 func BenchmarkRestrictSyscalls(b *testing.B) {
+	benchInstall(b, "seccomp", "getppid", func() (string, error) { return runSeccompChild(b, "bench", "") })
+}
+
+// benchInstall starts a child per iteration with start, reads the figures
+// it prints as "<what> install_ns=%d <op>_ns_before=%g <op>_ns_after=%g",
+// and reports their means.
+func benchInstall(b *testing.B, what, op string, start func() (string, error)) {
+	format := what + " install_ns=%d " + op + "_ns_before=%g " + op + "_ns_after=%g"
 	var install, before, after float64
 	for b.Loop() {
-		out, err := runSeccompChild(b, "bench", "")
+		out, err := start()
 		if err != nil {
 			b.Fatalf("child: %v\n%s", err, out)
 		}
-		i := strings.Index(out, "seccomp install_ns=")
+		i := strings.Index(out, what+" install_ns=")
 		if i < 0 {
 			b.Fatalf("no figures in the child's output:\n%s", out)
 		}
 		var ns int64
 		var pre, post float64
-		if _, err := fmt.Sscanf(out[i:], "seccomp install_ns=%d syscall_ns_before=%g syscall_ns_after=%g", &ns, &pre, &post); err != nil {
+		if _, err := fmt.Sscanf(out[i:], format, &ns, &pre, &post); err != nil {
 			b.Fatalf("reading the child's figures: %v\n%s", err, out)
 		}
 		install += float64(ns)
@@ -618,6 +653,6 @@ func BenchmarkRestrictSyscalls(b *testing.B) {
 	}
 	n := float64(b.N)
 	b.ReportMetric(install/n/1000, "install-µs")
-	b.ReportMetric(before/n, "getppid-ns-before")
-	b.ReportMetric(after/n, "getppid-ns-after")
+	b.ReportMetric(before/n, op+"-ns-before")
+	b.ReportMetric(after/n, op+"-ns-after")
 }
