@@ -13,7 +13,7 @@ import (
 
 // syscallFilter says, for a worker's log, what restrictSyscalls refuses on
 // this system.
-const syscallFilter = "seccomp: sockets, exec, new processes and kernel administration refused"
+const syscallFilter = "seccomp: sockets, exec, new processes, file mode and owner changes and kernel administration refused"
 
 // refusedSyscalls answer EPERM once restrictSyscalls has run. A worker
 // talks to Caddy over its stdin and stdout pipes and runs nothing but
@@ -58,7 +58,14 @@ var refusedSyscalls = append([]uint32{
 	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
 	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD, unix.SYS_REBOOT,
 	unix.SYS_SWAPON, unix.SYS_SWAPOFF,
-}, newProcessSyscalls...)
+
+	// Changes to files' modes, owners, times and extended attributes,
+	// which Landlock's rights do not cover (see confineProcess).
+	unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2,
+	unix.SYS_FCHOWN, unix.SYS_FCHOWNAT, unix.SYS_UTIMENSAT,
+	unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR,
+	unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR,
+}, append(newProcessSyscalls, oldFileSyscalls...)...)
 
 // namespaceCloneFlags are the clone flags that put the new task in new
 // namespaces. CLONE_NEWTIME is not among them: clone reads that bit as part

@@ -11,3 +11,7 @@ const foreignSyscallBit = 0x40000000
 
 // newProcessSyscalls make processes; amd64 has them besides clone.
 var newProcessSyscalls = []uint32{unix.SYS_FORK, unix.SYS_VFORK}
+
+// oldFileSyscalls change files' modes, owners and times; arm64 has only
+// their *at forms.
+var oldFileSyscalls = []uint32{unix.SYS_CHMOD, unix.SYS_CHOWN, unix.SYS_LCHOWN, unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_FUTIMESAT}

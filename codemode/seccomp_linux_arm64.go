@@ -10,3 +10,6 @@ const foreignSyscallBit = 0
 
 // newProcessSyscalls is empty: arm64 makes processes with clone only.
 var newProcessSyscalls []uint32
+
+// oldFileSyscalls is empty: arm64 has only the *at forms.
+var oldFileSyscalls []uint32

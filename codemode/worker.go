@@ -104,6 +104,9 @@ func confine(maxMemory int64) []string {
 	if err := limitAddressSpace(maxMemory); err != nil {
 		unenforced = append(unenforced, "address-space limit: "+err.Error())
 	}
+	if err := confineProcess(); err != nil {
+		unenforced = append(unenforced, "process confinement: "+err.Error())
+	}
 	if err := restrictSyscalls(); err != nil {
 		unenforced = append(unenforced, "system-call filter: "+err.Error())
 	}
