@@ -51,6 +51,7 @@ type Pool struct {
 	closed   bool
 	// failed is when a background start last failed: the next ones wait.
 	failed time.Time
+	noted bool // noteUnenforced has spoken
 	// closing ends the starts under way when the pool closes.
 	closing context.Context
 	close   context.CancelFunc
@@ -227,7 +228,13 @@ func (p *Pool) notify(event string, pid int, detail string) {
 	}
 }
 
+// noteUnenforced tells, once per pool, what its workers cannot enforce
+// on themselves: the same for every worker of one program.
 func (p *Pool) noteUnenforced(w *worker) {
+	if p.noted {
+		return
+	}
+	p.noted = true
 	for _, u := range w.unenforced {
 		p.notify("worker_limit_unenforced", w.pid, u)
 	}

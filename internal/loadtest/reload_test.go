@@ -363,6 +363,8 @@ func reloadCodeSites(port, backendPort int, upstream, accessLog, instructions st
 		# Room for every client and the held calls: the reload is under
 		# test here, not the busy error.
 		max_concurrent 128
+		# Not a worker process per slot: most executions here are quick.
+		workers 8
 	}
 }
 

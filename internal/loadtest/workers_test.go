@@ -1,0 +1,146 @@
+//go:build linux
+
+package loadtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childrenOf lists the live processes whose parent is pid.
+func childrenOf(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var kids []int
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) && fields[0] != "Z" {
+			kid, _ := strconv.Atoi(strings.Fields(s)[0])
+			kids = append(kids, kid)
+		}
+	}
+	slices.Sort(kids)
+	return kids
+}
+
+// alive reports which of pids still run (zombies do not count).
+func alive(pids []int) []int {
+	var live []int
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && f[0] != "Z" {
+			live = append(live, pid)
+		}
+	}
+	return live
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+	}
+}
+
+// TestWorkersEndWithCaddy: however Caddy ends, with `caddy stop` or
+// killed outright, its code mode workers end with it, also one stuck in
+// an execution.
+func TestWorkersEndWithCaddy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs Caddy")
+	}
+	for _, how := range []string{"caddy stop", "SIGKILL"} {
+		t.Run(how, func(t *testing.T) {
+			port := freePort(t)
+			sites := fmt.Sprintf(`http://:%d {
+	codemode /code {
+		backend shop http://127.0.0.1:%d/mcp
+		workers 2
+		# caddy stop waits for requests in flight: this one ends at its
+		# timeout.
+		timeout 5s
+	}
+}
+`, port, freePort(t))
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			p := startCaddy(t, "workers", sites, nil, addr)
+			pid := p.cmd.Process.Pid
+			var workers []int
+			waitFor(t, "two workers", func() bool {
+				workers = childrenOf(pid)
+				return len(workers) == 2
+			})
+
+			s, err := newMCPSession("http://"+addr+"/code", "2026-07-28")
+			if err != nil {
+				t.Fatal(err)
+			}
+			held, err := hold(addr, "stuck", s.toolCall("execute", map[string]string{"code": "for (;;) {}"}, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			go held.finish()
+			waitFor(t, "the execution to start", func() bool {
+				return len(childrenOf(pid)) > 0 && busyWorker(workers)
+			})
+
+			switch how {
+			case "caddy stop":
+				out, err := exec.Command(caddyBinary(t), "stop", "--address", p.admin).CombinedOutput()
+				if err != nil {
+					t.Fatalf("caddy stop: %v\n%s", err, out)
+				}
+				select {
+				case <-p.done:
+				case <-time.After(15 * time.Second):
+					t.Fatal("Caddy did not exit after caddy stop")
+				}
+			case "SIGKILL":
+				// Caddy alone, not its process group: the workers must go
+				// by themselves.
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				<-p.done
+			}
+			waitFor(t, "the workers to end", func() bool { return len(alive(workers)) == 0 })
+		})
+	}
+}
+
+// busyWorker reports whether one of the workers uses CPU: the stuck
+// execution runs.
+func busyWorker(pids []int) bool {
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		// state is f[0]; utime is field 14 of stat, f[11] here.
+		if len(f) > 11 {
+			if ticks, _ := strconv.Atoi(f[11]); ticks > 10 {
+				return true
+			}
+		}
+	}
+	return false
+}
