@@ -51,7 +51,7 @@ type Pool struct {
 	closed   bool
 	// failed is when a background start last failed: the next ones wait.
 	failed time.Time
-	noted bool // noteUnenforced has spoken
+	noted  bool // noteUnenforced has spoken
 	// closing ends the starts under way when the pool closes.
 	closing context.Context
 	close   context.CancelFunc
