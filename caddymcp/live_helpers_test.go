@@ -23,7 +23,6 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 )
 
@@ -36,8 +35,6 @@ import (
 var livePort, liveAddr, adminAddr string
 
 func TestMain(m *testing.M) {
-	// Code mode's workers are this test binary, started again.
-	codemode.WorkerMain()
 	livePort = freePort()
 	liveAddr = "127.0.0.1:" + livePort
 	adminAddr = "127.0.0.1:" + freePort()

@@ -88,13 +88,11 @@ func TestProcessPoolKeepsWorkers(t *testing.T) {
 	r := NewProcessRunner(Limits{}, p)
 	var e echoBackend
 	b := e.binding("api")
+	waitFor(t, "a warm worker", func() bool { return p.Workers() == 1 && len(childPids(t)) == 1 })
 	pids := map[int]bool{}
-	for i := range 5 {
+	for range 5 {
 		res := r.Run(context.Background(), `globalThis.seen = (globalThis.seen || 0) + 1; return [seen, (await api.get_weather({})).tool]`, []Binding{b})
 		wantValue(t, res, `[1,"get-weather"]`)
-		if i == 0 {
-			waitFor(t, "the worker back in the pool", func() bool { return p.Workers() == 1 })
-		}
 		for _, pid := range childPids(t) {
 			pids[pid] = true
 		}
@@ -155,7 +153,7 @@ func TestProcessBrokenWorkers(t *testing.T) {
 func TestProcessWorkerKilledFromOutside(t *testing.T) {
 	p := processPool(t, PoolConfig{Workers: 1})
 	r := NewProcessRunner(Limits{Timeout: 20 * time.Second}, p)
-	waitFor(t, "a warm worker", func() bool { return len(childPids(t)) == 1 })
+	waitFor(t, "a warm worker", func() bool { return p.Workers() == 1 && len(childPids(t)) == 1 })
 	victim := childPids(t)[0]
 	go func() {
 		time.Sleep(200 * time.Millisecond)

@@ -79,7 +79,7 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 				return res, !m.Stuck && x.fits()
 			}
 		case <-deadline.C:
-			x.w.kill(&Error{Kind: KindTimeout, Message: timeoutMessage(l.Timeout) + " (it was stuck in a built-in function; its worker process was stopped)"})
+			x.w.kill(&Error{Kind: KindTimeout, Message: timeoutMessage(l.Timeout) + " (it could not be interrupted; its worker process was stopped)"})
 		case <-callerGone:
 			callerGone = nil
 			if err := x.w.w.write(&message{Type: msgCancel, Exec: x.exec}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -94,10 +95,14 @@ func ServeWorker(in io.Reader, out io.Writer) error {
 	}
 }
 
-// confine applies the worker's limits to its own process: the collector's
-// target, the stack bound, the address space and the system-call filter.
+// confine applies the worker's limits to its own process: one CPU, the
+// collector's target, the stack bound, the address space, the Landlock
+// domain and the system-call filter.
 // It returns what it could not enforce.
 func confine(maxMemory int64) []string {
+	// One CPU: the code is single-threaded, and a worker must not take
+	// more of the machine than one execution's share, collection included.
+	runtime.GOMAXPROCS(1)
 	debug.SetMemoryLimit(maxMemory * 7 / 8)
 	debug.SetMaxStack(int(min(max(maxMemory/4, 16<<20), 1<<30)))
 	var unenforced []string
