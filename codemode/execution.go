@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,17 +45,22 @@ type execution struct {
 	regexpFields *regexpFields
 	regexps      map[regexpKey]*regexp2.Regexp
 
-	mu      sync.Mutex // guards logs and stopped, read by abandon
+	mu      sync.Mutex // guards logs, stopped and calling, read by abandon
 	logs    logBuffer
 	stopped bool
+	// calling counts the binding calls running, by backend.tool, and
+	// counts those that failed for want of time as running still: a
+	// timeout names what the code was waiting for.
+	calling map[string]int
 
 	// limited is the first limit a guard hit. The interrupt that ends the
 	// code may never be seen, if no more script runs after the guard's
 	// throw (in the last promise job, say); the result says it anyway.
 	limited *Error
-	// timedOut is set when the timeout fired: the code may have ended
-	// before it saw the interrupt, by a call failing for want of time.
-	timedOut atomic.Bool
+	// timedOut is the timeout's error, once it fired: the code may have
+	// ended before it saw the interrupt, by a call failing for want of
+	// time.
+	timedOut atomic.Pointer[Error]
 
 	// Originals of built-ins the code could replace.
 	jsonParse  goja.Callable
@@ -99,8 +105,9 @@ func (ex *execution) run() (res *Result) {
 	stopWatch := watchMemory(ex.limits.MaxMemory, ex.interrupt)
 	defer stopWatch()
 	deadline := time.AfterFunc(ex.limits.Timeout, func() {
-		ex.timedOut.Store(true)
-		ex.interrupt(&Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout)})
+		e := ex.timeoutError()
+		ex.timedOut.Store(e)
+		ex.interrupt(e)
 	})
 	defer deadline.Stop()
 	stopCtx := context.AfterFunc(ex.ctx, func() {
@@ -147,7 +154,7 @@ func (ex *execution) run() (res *Result) {
 			if _, err := ex.noop(goja.Undefined()); err != nil {
 				return ex.result(nil, ex.jsError(err))
 			}
-			return ex.result(nil, &Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout)})
+			return ex.result(nil, ex.timeoutError())
 		}
 	}
 	if promise.State() == goja.PromiseStateRejected {
@@ -208,8 +215,12 @@ func (ex *execution) result(value []byte, err *Error) *Result {
 	if ex.limited != nil && (err == nil || err.Kind == KindException) {
 		value, err = nil, ex.limited
 	}
-	if ex.timedOut.Load() && err != nil && err.Kind == KindException {
-		err = &Error{Kind: KindTimeout, Message: timeoutMessage(ex.limits.Timeout)}
+	if err != nil && err.Kind == KindException {
+		if e := ex.timedOut.Load(); e != nil {
+			err = e
+		} else if errors.Is(ex.ctx.Err(), context.DeadlineExceeded) {
+			err = ex.timeoutError()
+		}
 	}
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -363,3 +374,35 @@ func safeString(v goja.Value) string {
 }
 
 func (ex *execution) expired() bool { return ex.ctx.Err() != nil }
+
+// timeoutError is the error of an execution whose time ran out, naming
+// the binding calls it was waiting for, if any.
+func (ex *execution) timeoutError() *Error {
+	msg := timeoutMessage(ex.limits.Timeout)
+	ex.mu.Lock()
+	labels := make([]string, 0, len(ex.calling))
+	for label, n := range ex.calling {
+		if n > 0 {
+			labels = append(labels, label)
+		}
+	}
+	ex.mu.Unlock()
+	if len(labels) > 0 {
+		sort.Strings(labels)
+		if len(labels) > 3 {
+			labels = append(labels[:3], "...")
+		}
+		msg += " (" + strings.Join(labels, ", ") + ": no answer before the time ran out)"
+	}
+	return &Error{Kind: KindTimeout, Message: msg}
+}
+
+// calls notes a binding call starting (+1) or settled (-1).
+func (ex *execution) noteCall(label string, n int) {
+	ex.mu.Lock()
+	if ex.calling == nil {
+		ex.calling = make(map[string]int)
+	}
+	ex.calling[label] += n
+	ex.mu.Unlock()
+}

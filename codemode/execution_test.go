@@ -31,3 +31,23 @@ func TestAbandonedExecution(t *testing.T) {
 		t.Errorf("tool calls %d, logs %q; want 1, [before]", res.ToolCalls, res.Logs)
 	}
 }
+
+// TestTimeoutNamesTheCallsWaitedFor: an execution that runs out of time
+// while it waits on binding calls is a TimeoutError that names them,
+// whether the call's failure or the interrupt ends the code first.
+func TestTimeoutNamesTheCallsWaitedFor(t *testing.T) {
+	hang := func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	b := Binding{Name: "api", Tools: map[string]string{"hang": "hang", "other": "other"}, Call: hang}
+	for _, code := range []string{
+		`return await api.hang()`,
+		`return await Promise.all([api.hang(), api.other()])`,
+		`try { await api.hang() } catch (e) { for (;;) {} }`,
+	} {
+		res := newRunner(Limits{Timeout: 100 * time.Millisecond}).Run(context.Background(), code, []Binding{b})
+		wantError(t, res, KindTimeout, "api.hang")
+		wantError(t, res, KindTimeout, "no answer before the time ran out")
+	}
+}

@@ -37,7 +37,8 @@ const (
 // Pool keeps worker processes warm for the executions of one or more
 // Runners. It is safe for concurrent use.
 type Pool struct {
-	cfg PoolConfig
+	cfg  PoolConfig
+	path string // the program to run, when not cfg.Command[0]
 
 	mu   sync.Mutex
 	gone *sync.Cond // signalled when a process was reaped or a start ended
@@ -49,9 +50,7 @@ type Pool struct {
 	starting int
 	filling  bool
 	closed   bool
-	// failed is when a background start last failed: the next ones wait.
-	failed time.Time
-	noted  bool // noteUnenforced has spoken
+	noted    bool // noteUnenforced has spoken
 	// closing ends the starts under way when the pool closes.
 	closing context.Context
 	close   context.CancelFunc
@@ -59,12 +58,17 @@ type Pool struct {
 
 // NewPool returns a Pool and starts its workers in the background.
 func NewPool(cfg PoolConfig) (*Pool, error) {
+	path := ""
 	if len(cfg.Command) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("finding the program to start workers from: %v", err)
 		}
 		cfg.Command = []string{exe, WorkerCommand}
+		// The program running now, even if a newer one replaced its file
+		// (an upgrade before a reload): a worker must speak this Caddy's
+		// protocol.
+		path = selfExecutable()
 	}
 	if cfg.MaxMemory <= 0 {
 		cfg.MaxMemory = DefaultWorkerMemory
@@ -75,7 +79,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
 	}
-	p := &Pool{cfg: cfg, all: make(map[*worker]struct{}), procs: make(map[*worker]struct{})}
+	p := &Pool{cfg: cfg, path: path, all: make(map[*worker]struct{}), procs: make(map[*worker]struct{})}
 	p.gone = sync.NewCond(&p.mu)
 	p.closing, p.close = context.WithCancel(context.Background())
 	p.fill()
@@ -121,17 +125,35 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 	return w, nil
 }
 
-// put takes a worker back after an execution it served to the end; past
-// Workers it is stopped.
+// put takes a worker back after an execution it served to the end. A
+// worker beyond Workers stays idle for surplusLinger, for the next burst,
+// and is stopped then if still not needed.
 func (p *Pool) put(w *worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.all) > p.cfg.Workers || !w.alive() {
+	if p.closed || !w.alive() {
 		p.forgetLocked(w)
 		w.stop()
 		return
 	}
 	p.idle = append(p.idle, w)
+	if len(p.all) > p.cfg.Workers {
+		time.AfterFunc(surplusLinger, p.trim)
+	}
+}
+
+// surplusLinger is how long a worker beyond Workers is kept idle.
+const surplusLinger = 2 * time.Second
+
+// trim stops idle workers beyond Workers, the longest idle first.
+func (p *Pool) trim() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.all) > p.cfg.Workers && len(p.idle) > 0 {
+		w := p.idle[0]
+		p.forgetLocked(w)
+		w.stop()
+	}
 }
 
 // discard forgets a worker that was killed or must not serve again, and
@@ -146,7 +168,16 @@ func (p *Pool) discard(w *worker) {
 	p.fill()
 }
 
-func (p *Pool) forgetLocked(w *worker) { delete(p.all, w) }
+// forgetLocked takes w out of the pool's workers, idle ones included.
+func (p *Pool) forgetLocked(w *worker) {
+	delete(p.all, w)
+	for i, idle := range p.idle {
+		if idle == w {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			break
+		}
+	}
+}
 
 // fill starts workers in the background until Workers are running.
 func (p *Pool) fill() {
@@ -160,34 +191,41 @@ func (p *Pool) fill() {
 }
 
 func (p *Pool) fillLoop() {
+	backoff := time.Duration(0)
 	for {
 		p.mu.Lock()
-		wait := time.Until(p.failed.Add(time.Second))
 		if p.closed || len(p.all)+p.starting >= p.cfg.Workers {
 			p.filling = false
 			p.mu.Unlock()
 			return
 		}
 		p.mu.Unlock()
-		if wait > 0 {
-			time.Sleep(wait)
+		if backoff > 0 {
+			select {
+			case <-time.After(backoff):
+			case <-p.closing.Done():
+			}
 		}
 		w, err := p.start(context.Background())
-		p.mu.Lock()
 		if err != nil {
-			if err != errPoolClosed {
-				p.failed = time.Now()
-			}
-			p.filling = false
-			p.mu.Unlock()
-			return
+			// Tried again later, less and less often: a program that
+			// cannot start now may after a fix, and executions start
+			// workers of their own meanwhile.
+			backoff = min(max(2*backoff, time.Second), maxStartBackoff)
+			continue
 		}
+		backoff = 0
+		p.mu.Lock()
 		p.all[w] = struct{}{}
 		p.idle = append(p.idle, w)
 		p.noteUnenforced(w)
 		p.mu.Unlock()
 	}
 }
+
+// maxStartBackoff bounds the wait between two background starts after
+// failures.
+const maxStartBackoff = time.Minute
 
 // start starts a worker and keeps track of its process until it is
 // reaped. A start that ends after Close is undone.
@@ -198,11 +236,14 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(p.closing, cancel)()
-	w, err := startWorker(ctx, p.cfg.Command, p.cfg.MaxMemory)
+	w, err := startWorker(ctx, p.path, p.cfg.Command, p.cfg.MaxMemory)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.gone.Broadcast()
 	p.starting--
+	if err != nil && p.closing.Err() != nil {
+		return nil, errPoolClosed
+	}
 	if err != nil {
 		p.notify("worker_start_failed", 0, err.Error())
 		return nil, err
@@ -212,8 +253,14 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 		<-w.dead
 		p.mu.Lock()
 		delete(p.procs, w)
+		_, member := p.all[w]
+		p.forgetLocked(w)
 		p.gone.Broadcast()
 		p.mu.Unlock()
+		if member {
+			// It died idle, or busy before its execution let it go.
+			p.fill()
+		}
 	}()
 	if p.closed {
 		w.kill(&Error{Kind: KindWorker, Message: errPoolClosed.Error()})

@@ -42,8 +42,9 @@ type worker struct {
 	sent map[string]uintptr
 }
 
-// startWorker starts a worker process and waits for it to be ready.
-func startWorker(ctx context.Context, command []string, maxMemory int64) (*worker, error) {
+// startWorker starts a worker process, the program at path (default:
+// command[0]) with command as its arguments, and waits for it to be ready.
+func startWorker(ctx context.Context, path string, command []string, maxMemory int64) (*worker, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -62,6 +63,9 @@ func startWorker(ctx context.Context, command []string, maxMemory int64) (*worke
 		sent:   make(map[string]uintptr),
 	}
 	cmd := exec.Command(command[0], command[1:]...)
+	if path != "" {
+		cmd.Path, cmd.Err = path, nil
+	}
 	cmd.Env = []string{} // no secrets, no settings: the worker gets its limits from its hello
 	cmd.Dir = os.TempDir()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, &w.stderr
@@ -96,7 +100,7 @@ func startWorker(ctx context.Context, command []string, maxMemory int64) (*worke
 	case m, ok := <-w.frames:
 		if !ok {
 			<-w.dead
-			return fail(w.startError(errors.New("it ended before it was ready")))
+			return fail(w.startError(fmt.Errorf("it ended before it was ready (%v)", cmd.ProcessState)))
 		}
 		if m.Type != msgReady {
 			return fail(fmt.Errorf("the worker sent %q before it was ready", m.Type))

@@ -257,6 +257,9 @@ type queuedCall struct {
 func (ex *execution) startCalls() error {
 	queued := ex.queued
 	ex.queued = nil
+	for _, q := range queued {
+		ex.noteCall(q.b.Name+"."+q.ident, 1)
+	}
 	if len(queued) == 1 && ex.inflight == 0 && len(ex.timers) == 0 {
 		q := queued[0]
 		out, err := q.b.Call(ex.ctx, q.tool, q.args)
@@ -287,6 +290,9 @@ func (ex *execution) startCalls() error {
 // settle resolves or rejects a call's promise with its answer.
 func (ex *execution) settle(q *queuedCall, out []byte, err error) {
 	ex.pending--
+	if !errors.Is(err, context.DeadlineExceeded) {
+		ex.noteCall(q.b.Name+"."+q.ident, -1)
+	}
 	if err != nil {
 		mustSettle(q.reject(ex.callError(q.b.Name, q.ident, err)))
 		return

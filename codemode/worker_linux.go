@@ -60,3 +60,7 @@ func privateMemory(pid int) (int64, error) {
 func workerAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+// selfExecutable is the program this process runs, whatever is at its path
+// now.
+func selfExecutable() string { return "/proc/self/exe" }

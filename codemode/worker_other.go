@@ -19,3 +19,6 @@ func privateMemory(int) (int64, error) { return 0, errNotHere }
 // workerAttr is Linux only: elsewhere a worker learns of its parent's
 // death from its pipe closing.
 func workerAttr() *syscall.SysProcAttr { return nil }
+
+// selfExecutable is empty: Command's first element is used.
+func selfExecutable() string { return "" }

@@ -4,6 +4,7 @@ package loadtest
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,4 +144,98 @@ func busyWorker(pids []int) bool {
 		}
 	}
 	return false
+}
+
+// TestWorkersAfterTheBinaryIsReplaced: a worker started after Caddy's
+// program file was replaced (an upgrade waiting for a restart) or removed
+// runs the program Caddy runs, not what is at its path now.
+func TestWorkersAfterTheBinaryIsReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs Caddy")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "caddy")
+	orig, err := os.ReadFile(caddyBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, orig, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	config, err := writeCaddyfile(dir, "replaced", admin, fmt.Sprintf(`http://:%d {
+	codemode /code {
+		backend shop http://127.0.0.1:%d/mcp
+		workers 1
+	}
+}
+`, port, freePort(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--config", config, "--adapter", "caddyfile")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("Caddy's log:\n%s", log.String())
+		}
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	execute := func(when string) {
+		t.Helper()
+		s, err := newMCPSession("http://"+addr+"/code", "2026-07-28")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := hold(addr, when, s.toolCall("execute", map[string]string{"code": "return 6 * 7"}, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := held.finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(a.body), `"result":42`) {
+			t.Errorf("an execution %s: %s", when, a.body)
+		}
+	}
+	waitFor(t, "Caddy", func() bool {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	// Served by a worker that is ready, so that the kill below finds it.
+	execute("before")
+	var workers []int
+	waitFor(t, "a worker", func() bool {
+		workers = childrenOf(cmd.Process.Pid)
+		return len(workers) == 1
+	})
+
+	// The file now holds another program; the worker dies; its
+	// replacement must still be Caddy's own.
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexit 7\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = syscall.Kill(workers[0], syscall.SIGKILL)
+	waitFor(t, "a replacement worker", func() bool {
+		kids := childrenOf(cmd.Process.Pid)
+		return len(kids) == 1 && kids[0] != workers[0]
+	})
+	execute("after the binary was replaced")
 }
