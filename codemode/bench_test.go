@@ -179,8 +179,12 @@ func BenchmarkWorkerMemory(b *testing.B) {
 		mustRun(b, r, `const xs: number[] = [3, 1, 2]; return xs.sort()`)
 	}
 	r.pool.mu.Lock()
-	pid := r.pool.idle[0].pid
+	idle := r.pool.idle
 	r.pool.mu.Unlock()
+	if len(idle) != 1 {
+		b.Fatalf("%d idle workers after the executions, want the one that ran them", len(idle))
+	}
+	pid := idle[0].pid
 	var rss, anon int64
 	for i := 0; i < b.N; i++ {
 		rss, anon = procStatus(b, pid, "VmRSS"), procStatus(b, pid, "RssAnon")
