@@ -110,8 +110,10 @@ func keepAliveClient(b *testing.B, clients int) *http.Client {
 // from 8 clients posting tools/call of execute over HTTP, each execution
 // making one call of an mcp-go backend, with the code run in this process
 // and in worker processes, in the same run: 1,000 executions of each mode
-// per iteration (target: process mode at least 70% of in_process mode). Both endpoints allow 8 executions at
-// once; process mode keeps 8 workers.
+// per iteration (target: process mode at least 70% of in_process mode).
+// Both endpoints allow 8 executions at once; process mode keeps 8
+// workers. Read it on an otherwise idle machine: the kernel shares a busy
+// CPU per thread, and process mode, with nine processes, gets more of it.
 func BenchmarkCodeModeOverHTTP(b *testing.B) {
 	const clients, rounds, perRound = 8, 10, 100
 	backend := echoMCPServer(b)
