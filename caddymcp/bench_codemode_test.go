@@ -19,8 +19,9 @@ import (
 
 // BenchmarkBindingCall compares a tool call made from sandboxed code with
 // the same call made directly with mcp-go's client, against an in-process
-// MCP server, with about 1 KB of arguments and 1 KB of result. The
-// difference is the sandbox's overhead per call (target: under 100 µs).
+// MCP server, with about 1 KB of arguments and 1 KB of result, with the
+// code run in this process and in a worker process. The difference is the
+// sandbox's overhead per call (target: under 100 µs in process mode).
 func BenchmarkBindingCall(b *testing.B) {
 	srv := server.NewMCPServer("bench", "1")
 	srv.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -60,37 +61,64 @@ func BenchmarkBindingCall(b *testing.B) {
 		Call: func(ctx context.Context, tool string, args []byte) ([]byte, error) {
 			return backend.Call(ctx, tool, args)
 		}}
-	r := codemode.NewRunner(codemode.Limits{})
 	code := fmt.Sprintf(`const text = "%s"; let n = 0;
 for (let i = 0; i < %d; i++) { const r = await api.echo({text}); n += r.text.length }
 return n`, text, calls)
 	empty := fmt.Sprintf(`const text = "%s"; return 0`, text)
-	if res := r.Run(ctx, code, []codemode.Binding{binding}); res.Err != nil || string(res.Value) != "50000" {
-		b.Fatalf("%v %s", res.Err, res.Value)
-	}
 
-	// Interleaved, so that both see the same machine.
-	var direct, withCalls, without time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		for j := 0; j < calls; j++ {
-			if _, err := c.CallTool(ctx, req); err != nil {
-				b.Fatal(err)
-			}
-		}
-		direct += time.Since(start)
-		start = time.Now()
-		r.Run(ctx, code, []codemode.Binding{binding})
-		withCalls += time.Since(start)
-		start = time.Now()
-		r.Run(ctx, empty, []codemode.Binding{binding})
-		without += time.Since(start)
+	runners := map[string]func(b *testing.B) *codemode.Runner{
+		isolationInProcess: func(*testing.B) *codemode.Runner { return codemode.NewRunner(codemode.Limits{}) },
+		isolationProcess: func(b *testing.B) *codemode.Runner {
+			return codemode.NewProcessRunner(codemode.Limits{}, warmPool(b, 1))
+		},
 	}
-	perCall := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N*calls) }
-	b.ReportMetric(perCall(direct), "direct-µs/call")
-	b.ReportMetric(perCall(withCalls-without), "sandbox-µs/call")
-	b.ReportMetric(perCall(withCalls-without-direct), "overhead-µs/call")
+	for _, mode := range []string{isolationInProcess, isolationProcess} {
+		b.Run(mode, func(b *testing.B) {
+			r := runners[mode](b)
+			if res := r.Run(ctx, code, []codemode.Binding{binding}); res.Err != nil || string(res.Value) != "50000" {
+				b.Fatalf("%v %s", res.Err, res.Value)
+			}
+			// Interleaved, so that all three see the same machine.
+			var direct, withCalls, without time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				for j := 0; j < calls; j++ {
+					if _, err := c.CallTool(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+				direct += time.Since(start)
+				start = time.Now()
+				r.Run(ctx, code, []codemode.Binding{binding})
+				withCalls += time.Since(start)
+				start = time.Now()
+				r.Run(ctx, empty, []codemode.Binding{binding})
+				without += time.Since(start)
+			}
+			perCall := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N*calls) }
+			b.ReportMetric(perCall(direct), "direct-µs/call")
+			b.ReportMetric(perCall(withCalls-without), "sandbox-µs/call")
+			b.ReportMetric(perCall(withCalls-without-direct), "overhead-µs/call")
+		})
+	}
+}
+
+// warmPool is a pool of this test binary's workers, all started, closed
+// when the benchmark ends.
+func warmPool(b *testing.B, workers int) *codemode.Pool {
+	b.Helper()
+	p, err := codemode.NewPool(codemode.PoolConfig{Workers: workers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(p.Close)
+	for deadline := time.Now().Add(10 * time.Second); p.Workers() < workers; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d workers started within 10s", p.Workers(), workers)
+		}
+	}
+	return p
 }
 
 // BenchmarkManyToolsOfOneName: a backend listing 20,000 tools named "t".

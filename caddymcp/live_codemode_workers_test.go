@@ -16,7 +16,7 @@ import (
 )
 
 // workerPids lists this test process's code mode workers, sorted.
-func workerPids(t *testing.T) []int {
+func workerPids(t testing.TB) []int {
 	t.Helper()
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	if dirs == nil {
@@ -45,7 +45,7 @@ func workerPids(t *testing.T) []int {
 }
 
 // waitWorkers waits until the test process has n workers and returns them.
-func waitWorkers(t *testing.T, n int) []int {
+func waitWorkers(t testing.TB, n int) []int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -68,7 +68,7 @@ const globalOptions = `{
 // loadCaddyfile (re)configures the test Caddy, as a reload would: the
 // config stays running until the next test loads its own. extraGlobal goes
 // into the global options block.
-func loadCaddyfile(t *testing.T, extraGlobal, sites string) {
+func loadCaddyfile(t testing.TB, extraGlobal, sites string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts Caddy")
