@@ -51,26 +51,35 @@ const landlockWrites = unix.LANDLOCK_ACCESS_FS_EXECUTE |
 // landlockRuleset is the ruleset confineProcess asks of a kernel with
 // Landlock ABI version abi and errata bitmask errata, and what that kernel
 // cannot enforce of it.
-func landlockRuleset(abi int, errata uint64) (unix.LandlockRulesetAttr, []string) {
-	attr := unix.LandlockRulesetAttr{Access_fs: landlockWrites}
+// landlockRulesetAttr is the kernel's struct landlock_ruleset_attr as of
+// Landlock ABI 6, declared here: golang.org/x/sys renamed its fields and
+// grew it between versions, and a build may get either.
+type landlockRulesetAttr struct {
+	HandledFS  uint64
+	HandledNet uint64
+	Scoped     uint64
+}
+
+func landlockRuleset(abi int, errata uint64) (landlockRulesetAttr, []string) {
+	attr := landlockRulesetAttr{HandledFS: landlockWrites}
 	var unenforced []string
 	// Before REFER was a right, the first version refused every move and
 	// link between directories: nothing is lost below version 2.
 	if abi >= landlockABIRefer {
-		attr.Access_fs |= unix.LANDLOCK_ACCESS_FS_REFER
+		attr.HandledFS |= unix.LANDLOCK_ACCESS_FS_REFER
 	}
 	if abi >= landlockABITruncate {
-		attr.Access_fs |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+		attr.HandledFS |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	} else {
 		unenforced = append(unenforced, "truncating files (needs abi 3)")
 	}
 	if abi >= landlockABITCP {
-		attr.Access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+		attr.HandledNet = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 	} else {
 		unenforced = append(unenforced, "tcp bind and connect (needs abi 4)")
 	}
 	if abi >= landlockABIIoctlDev {
-		attr.Access_fs |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+		attr.HandledFS |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
 	} else {
 		unenforced = append(unenforced, "device ioctls (needs abi 5)")
 	}

@@ -65,8 +65,8 @@ const (
 // landlockChild is what the child knows of itself and its parent.
 type landlockChild struct {
 	confined bool
-	attr     unix.LandlockRulesetAttr // what the domain handles
-	seccomp  bool                     // restrictSyscalls' filter is installed too
+	attr     landlockRulesetAttr // what the domain handles
+	seccomp  bool                // restrictSyscalls' filter is installed too
 
 	parent   int
 	parentFD int
@@ -86,7 +86,7 @@ func (c *landlockChild) refuses(e landlockEscape) bool {
 	if e.seccompOnly {
 		return c.seccomp
 	}
-	return c.confined && c.attr.Access_fs&e.fs == e.fs && c.attr.Access_net&e.net == e.net && c.attr.Scoped&e.scoped == e.scoped
+	return c.confined && c.attr.HandledFS&e.fs == e.fs && c.attr.HandledNet&e.net == e.net && c.attr.Scoped&e.scoped == e.scoped
 }
 
 func (c *landlockChild) proc(file string) string {
@@ -580,7 +580,7 @@ type landlockMode struct {
 	name     string
 	bin      string
 	confined bool
-	attr     unix.LandlockRulesetAttr
+	attr     landlockRulesetAttr
 }
 
 func TestConfineProcess(t *testing.T) {
@@ -591,7 +591,7 @@ func TestConfineProcess(t *testing.T) {
 	bin := landlockChildBinary(t, abi)
 	full, _ := landlockRuleset(abi, errata)
 	modes := []landlockMode{
-		{landlockUnconfined, bin, false, unix.LandlockRulesetAttr{}},
+		{landlockUnconfined, bin, false, landlockRulesetAttr{}},
 		{landlockConfined, bin, true, full},
 		{landlockThenSeccomp, bin, true, full},
 		{landlockAfterSeccomp, bin, true, full},
@@ -601,7 +601,7 @@ func TestConfineProcess(t *testing.T) {
 		modes = append(modes, landlockMode{landlockAsABI + strconv.Itoa(as), bin, true, attr})
 	}
 	if bin != os.Args[0] {
-		modes = append(modes, landlockMode{landlockWithCgo, os.Args[0], false, unix.LandlockRulesetAttr{}})
+		modes = append(modes, landlockMode{landlockWithCgo, os.Args[0], false, landlockRulesetAttr{}})
 	}
 
 	// What the child tries to reach.
@@ -775,19 +775,19 @@ func TestLandlockRuleset(t *testing.T) {
 	for _, c := range []struct {
 		abi        int
 		errata     uint64
-		want       unix.LandlockRulesetAttr
+		want       landlockRulesetAttr
 		unenforced []string
 	}{
-		{1, 0, unix.LandlockRulesetAttr{Access_fs: v1}, []string{"truncating", "tcp", "device ioctls", "abstract unix sockets", "signals"}},
-		{2, 0, unix.LandlockRulesetAttr{Access_fs: v1 | refer}, []string{"truncating", "tcp", "device ioctls", "abstract unix sockets", "signals"}},
-		{3, 0, unix.LandlockRulesetAttr{Access_fs: v1 | refer | trunc}, []string{"tcp", "device ioctls", "abstract unix sockets", "signals"}},
-		{4, 0, unix.LandlockRulesetAttr{Access_fs: v1 | refer | trunc, Access_net: tcp}, []string{"device ioctls", "abstract unix sockets", "signals"}},
-		{5, 0, unix.LandlockRulesetAttr{Access_fs: v1 | refer | trunc | ioctl, Access_net: tcp}, []string{"abstract unix sockets", "signals"}},
-		{6, 0, unix.LandlockRulesetAttr{Access_fs: v1 | refer | trunc | ioctl, Access_net: tcp, Scoped: sockets}, []string{noSignalFix}},
-		{6, landlockErratumSignals, unix.LandlockRulesetAttr{Access_fs: v1 | refer | trunc | ioctl, Access_net: tcp, Scoped: sockets | signals}, nil},
-		{7, 0b111, unix.LandlockRulesetAttr{Access_fs: v1 | refer | trunc | ioctl, Access_net: tcp, Scoped: sockets | signals}, nil},
-		{8, 0b101, unix.LandlockRulesetAttr{Access_fs: v1 | refer | trunc | ioctl, Access_net: tcp, Scoped: sockets}, []string{noSignalFix}},
-		{9, 0b111, unix.LandlockRulesetAttr{Access_fs: v1 | refer | trunc | ioctl, Access_net: tcp, Scoped: sockets | signals}, nil},
+		{1, 0, landlockRulesetAttr{HandledFS: v1}, []string{"truncating", "tcp", "device ioctls", "abstract unix sockets", "signals"}},
+		{2, 0, landlockRulesetAttr{HandledFS: v1 | refer}, []string{"truncating", "tcp", "device ioctls", "abstract unix sockets", "signals"}},
+		{3, 0, landlockRulesetAttr{HandledFS: v1 | refer | trunc}, []string{"tcp", "device ioctls", "abstract unix sockets", "signals"}},
+		{4, 0, landlockRulesetAttr{HandledFS: v1 | refer | trunc, HandledNet: tcp}, []string{"device ioctls", "abstract unix sockets", "signals"}},
+		{5, 0, landlockRulesetAttr{HandledFS: v1 | refer | trunc | ioctl, HandledNet: tcp}, []string{"abstract unix sockets", "signals"}},
+		{6, 0, landlockRulesetAttr{HandledFS: v1 | refer | trunc | ioctl, HandledNet: tcp, Scoped: sockets}, []string{noSignalFix}},
+		{6, landlockErratumSignals, landlockRulesetAttr{HandledFS: v1 | refer | trunc | ioctl, HandledNet: tcp, Scoped: sockets | signals}, nil},
+		{7, 0b111, landlockRulesetAttr{HandledFS: v1 | refer | trunc | ioctl, HandledNet: tcp, Scoped: sockets | signals}, nil},
+		{8, 0b101, landlockRulesetAttr{HandledFS: v1 | refer | trunc | ioctl, HandledNet: tcp, Scoped: sockets}, []string{noSignalFix}},
+		{9, 0b111, landlockRulesetAttr{HandledFS: v1 | refer | trunc | ioctl, HandledNet: tcp, Scoped: sockets | signals}, nil},
 	} {
 		got, unenforced := landlockRuleset(c.abi, c.errata)
 		if got != c.want {
@@ -806,8 +806,8 @@ func TestLandlockRuleset(t *testing.T) {
 	// Reading stays allowed at every version.
 	for abi := 1; abi <= 9; abi++ {
 		got, _ := landlockRuleset(abi, 0b111)
-		if got.Access_fs&(unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_READ_DIR) != 0 {
-			t.Errorf("abi %d: the ruleset handles reading: %#x", abi, got.Access_fs)
+		if got.HandledFS&(unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_READ_DIR) != 0 {
+			t.Errorf("abi %d: the ruleset handles reading: %#x", abi, got.HandledFS)
 		}
 	}
 }

@@ -35,6 +35,8 @@ type worker struct {
 	killed atomic.Pointer[Error]
 	// unenforced is what the worker could not enforce on itself.
 	unenforced []string
+	// memory reads the worker's private memory, where the system allows.
+	memory func() (int64, error)
 
 	execs uint64
 	// sent is the tools map of each binding the worker was last sent, by
@@ -79,10 +81,17 @@ func startWorker(ctx context.Context, path string, command []string, maxMemory i
 		return nil, err
 	}
 	w.cmd, w.pid = cmd, cmd.Process.Pid
+	read, doneReading, err := memoryReader(w.pid)
+	if err == nil {
+		w.memory = read
+	}
 	go w.read(stdoutR)
 	go func() {
 		_ = cmd.Wait()
 		stdinW.Close()
+		if doneReading != nil {
+			doneReading()
+		}
 		close(w.dead)
 	}()
 

@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -58,7 +59,7 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 	// ends the code, not a call failing first.
 	callCtx, cancel := context.WithTimeout(ctx, l.Timeout+workerGrace)
 	defer cancel()
-	if err := x.w.w.write(&message{Type: msgRun, Exec: x.exec, Code: code, Limits: &wl, Bindings: x.w.bindings(x.bindings)}); err != nil {
+	if err := x.w.w.write(&message{Type: msgRun, Exec: x.exec, Payload: []byte(code), Limits: &wl, Bindings: x.w.bindings(x.bindings)}); err != nil {
 		x.w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process could not be sent the code: " + err.Error()})
 		return x.died(), false
 	}
@@ -115,13 +116,19 @@ func (x *workerRun) handle(ctx context.Context, m *message) (res *Result, done, 
 		if m.Backend < 0 || m.Backend >= len(x.bindings) || !allows(x.bindings[m.Backend], m.Tool) {
 			return broken(fmt.Sprintf("called a tool it was not given (%q)", m.Tool))
 		}
+		if !json.Valid(m.Payload) {
+			return broken("called a tool with arguments that are not JSON")
+		}
 		go x.call(ctx, x.bindings[m.Backend], m)
 	case msgDone:
 		if m.Result == nil {
 			return broken("finished without a result")
 		}
+		if len(m.Payload) > 0 && !json.Valid(m.Payload) {
+			return broken("returned a value that is not JSON")
+		}
 		wr := m.Result
-		return &Result{Value: wr.Value, Err: wr.Err, ToolCalls: wr.ToolCalls,
+		return &Result{Value: m.Payload, Err: wr.Err, ToolCalls: wr.ToolCalls,
 			console: consoleOutput{lines: wr.Lines, cut: wr.CutLines, notes: wr.Notes}}, true, true
 	default:
 		return broken(fmt.Sprintf("sent an unexpected %q message", m.Type))
@@ -144,7 +151,7 @@ func allows(b Binding, tool string) bool {
 
 // call calls a backend for the worker and sends the answer back.
 func (x *workerRun) call(ctx context.Context, b Binding, m *message) {
-	out, err := b.Call(ctx, m.Tool, m.Args)
+	out, err := b.Call(ctx, m.Tool, m.Payload)
 	ret := &message{Type: msgReturn, Exec: x.exec, Call: m.Call}
 	var te *ToolError
 	switch {
@@ -158,7 +165,7 @@ func (x *workerRun) call(ctx context.Context, b Binding, m *message) {
 			ret.ErrorKind = "canceled"
 		}
 	default:
-		ret.Value = out
+		ret.Payload = out
 	}
 	// A worker that is gone or moved on drops it.
 	_ = x.w.w.write(ret)
@@ -177,14 +184,17 @@ func (x *workerRun) died() *Result {
 // fits reports whether the worker's memory after an execution leaves room
 // for the next: a worker that kept much of a big execution is replaced.
 func (x *workerRun) fits() bool {
-	private, err := privateMemory(x.w.pid)
+	if x.w.memory == nil {
+		return true
+	}
+	private, err := x.w.memory()
 	return err != nil || private <= x.r.pool.cfg.MaxMemory/2
 }
 
 // watchMemory kills the worker once its private memory passes max_memory.
 func (x *workerRun) watchMemory() (stop func()) {
 	limit := x.r.pool.cfg.MaxMemory
-	if _, err := privateMemory(x.w.pid); err != nil {
+	if x.w.memory == nil {
 		return func() {}
 	}
 	done := make(chan struct{})
@@ -198,7 +208,7 @@ func (x *workerRun) watchMemory() (stop func()) {
 			case <-x.w.dead:
 				return
 			case <-t.C:
-				if private, err := privateMemory(x.w.pid); err == nil && private > limit {
+				if private, err := x.w.memory(); err == nil && private > limit {
 					x.w.kill(&Error{Kind: KindMemory, Message: fmt.Sprintf(
 						"the execution used %d MiB, past its max_memory of %d MiB; its worker process was stopped", private>>20, limit>>20)})
 					return

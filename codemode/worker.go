@@ -103,6 +103,10 @@ func confine(maxMemory int64) []string {
 	// One CPU: the code is single-threaded, and a worker must not take
 	// more of the machine than one execution's share, collection included.
 	runtime.GOMAXPROCS(1)
+	// The program's own packages leave some MiB of live heap that every
+	// collection marks again: collect at five times it, not twice, and
+	// let the memory limit collect sooner when an execution needs room.
+	debug.SetGCPercent(400)
 	debug.SetMemoryLimit(maxMemory * 7 / 8)
 	debug.SetMaxStack(int(min(max(maxMemory/4, 16<<20), 1<<30)))
 	var unenforced []string
@@ -158,7 +162,7 @@ func (c *workerConn) run(m *message) {
 		c.tools[b.Name] = b.Tools
 		bindings[i] = Binding{Name: b.Name, Tools: b.Tools, Unavailable: b.Unavailable, Call: c.caller(m.Exec, i)}
 	}
-	res := r.Run(ctx, m.Code, bindings)
+	res := r.Run(ctx, string(m.Payload), bindings)
 	// A slot still held is an execution's goroutine still running: stuck
 	// in a built-in past its timeout. Caddy then stops this worker.
 	stuck := len(r.slots) > 0
@@ -167,8 +171,8 @@ func (c *workerConn) run(m *message) {
 		// Free before the answer: Caddy may send the next run at once.
 		c.busy.Store(false)
 	}
-	_ = c.w.write(&message{Type: msgDone, Exec: m.Exec, Stuck: stuck, Result: &workerResult{
-		Value: res.Value, Lines: res.console.lines, CutLines: res.console.cut, Notes: res.console.notes,
+	_ = c.w.write(&message{Type: msgDone, Exec: m.Exec, Stuck: stuck, Payload: res.Value, Result: &workerResult{
+		Lines: res.console.lines, CutLines: res.console.cut, Notes: res.console.notes,
 		Err: res.Err, ToolCalls: res.ToolCalls,
 	}})
 }
@@ -192,7 +196,7 @@ func (c *workerConn) caller(exec uint64, backend int) func(ctx context.Context, 
 			delete(c.calls, id)
 			c.mu.Unlock()
 		}()
-		if err := c.w.write(&message{Type: msgCall, Exec: exec, Call: id, Backend: backend, Tool: tool, Args: args}); err != nil {
+		if err := c.w.write(&message{Type: msgCall, Exec: exec, Call: id, Backend: backend, Tool: tool, Payload: args}); err != nil {
 			return nil, err
 		}
 		select {
@@ -207,7 +211,7 @@ func (c *workerConn) caller(exec uint64, backend int) func(ctx context.Context, 
 			case r.Error != "":
 				return nil, errors.New(r.Error)
 			}
-			return r.Value, nil
+			return r.Payload, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

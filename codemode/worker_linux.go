@@ -32,28 +32,53 @@ const addressSlack = 512 << 20
 // readStatm returns a process's mapped size and its resident memory that
 // no file backs (its heap, stacks and other private memory), in bytes.
 func readStatm(pid int) (size, private int64, err error) {
-	text, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/statm")
 	if err != nil {
 		return 0, 0, err
 	}
-	f := strings.Fields(string(text))
-	if len(f) < 3 {
-		return 0, 0, fmt.Errorf("/proc/%d/statm: %q", pid, text)
+	defer f.Close()
+	return parseStatm(f)
+}
+
+// parseStatm reads a statm file from its start: kept open, it is read
+// again for each look at a busy worker.
+func parseStatm(f *os.File) (size, private int64, err error) {
+	var buf [128]byte
+	n, err := f.ReadAt(buf[:], 0)
+	if n == 0 {
+		return 0, 0, fmt.Errorf("%s: %v", f.Name(), err)
 	}
-	var n [3]int64
-	for i := range n {
-		if n[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
-			return 0, 0, fmt.Errorf("/proc/%d/statm: %v", pid, err)
+	fields := strings.Fields(string(buf[:n]))
+	if len(fields) < 3 {
+		return 0, 0, fmt.Errorf("%s: %q", f.Name(), buf[:n])
+	}
+	var v [3]int64
+	for i := range v {
+		if v[i], err = strconv.ParseInt(fields[i], 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("%s: %v", f.Name(), err)
 		}
 	}
 	page := int64(os.Getpagesize())
-	return n[0] * page, (n[1] - n[2]) * page, nil
+	return v[0] * page, (v[1] - v[2]) * page, nil
 }
 
 // privateMemory is what the parent's watchdog compares with max_memory.
 func privateMemory(pid int) (int64, error) {
 	_, private, err := readStatm(pid)
 	return private, err
+}
+
+// memoryReader returns how to read a worker's private memory again and
+// again, and how to stop.
+func memoryReader(pid int) (read func() (int64, error), done func(), err error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return nil, nil, err
+	}
+	return func() (int64, error) {
+		_, private, err := parseStatm(f)
+		return private, err
+	}, func() { f.Close() }, nil
 }
 
 // workerAttr makes a worker die with its parent, even one killed outright.

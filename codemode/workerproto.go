@@ -7,12 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 )
 
 // The pipe between Caddy and a worker carries frames: a 4-byte big-endian
-// length, then one message as JSON. Caddy reads what a worker sends as it
-// would read any untrusted peer: bounded in size, checked in shape.
+// length of the rest, a 4-byte length of the header, the header (one
+// message as JSON), then the message's payload as raw bytes: the code, a
+// call's arguments, a call's or the execution's value, which are JSON
+// already and would only be scanned again inside a JSON header. Caddy
+// reads what a worker sends as it would read any untrusted peer: bounded
+// in size, checked in shape, a value checked to be JSON.
 
 // Message types.
 const (
@@ -38,17 +43,18 @@ type message struct {
 	// ready: what the worker could not enforce on itself, if anything.
 	Unenforced []string `json:"unenforced,omitempty"`
 
+	// Payload is the code (run), the arguments (call) or the value
+	// (return, done), carried after the header.
+	Payload []byte `json:"-"`
+
 	// run
-	Code     string          `json:"code,omitempty"`
 	Limits   *Limits         `json:"limits,omitempty"`
 	Bindings []workerBinding `json:"bindings,omitempty"`
 
 	// call and return
-	Call    uint64          `json:"call,omitempty"`
-	Backend int             `json:"backend,omitempty"` // index in Bindings
-	Tool    string          `json:"tool,omitempty"`
-	Args    json.RawMessage `json:"args,omitempty"`
-	Value   json.RawMessage `json:"value,omitempty"`
+	Call    uint64 `json:"call,omitempty"`
+	Backend int    `json:"backend,omitempty"` // index in Bindings
+	Tool    string `json:"tool,omitempty"`
 	// Error is why the call failed; ToolFailed says it is the tool's own
 	// error result.
 	Error      string `json:"error,omitempty"`
@@ -79,12 +85,11 @@ type workerBinding struct {
 
 // workerResult is a Result before format: Caddy formats it for the model.
 type workerResult struct {
-	Value     json.RawMessage `json:"value,omitempty"`
-	Lines     []string        `json:"lines,omitempty"`
-	CutLines  int             `json:"cut_lines,omitempty"`
-	Notes     []string        `json:"notes,omitempty"`
-	Err       *Error          `json:"error,omitempty"`
-	ToolCalls int             `json:"tool_calls,omitempty"`
+	Lines     []string `json:"lines,omitempty"`
+	CutLines  int      `json:"cut_lines,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
+	Err       *Error   `json:"error,omitempty"`
+	ToolCalls int      `json:"tool_calls,omitempty"`
 }
 
 // frameWriter writes frames; safe for concurrent use.
@@ -101,18 +106,25 @@ func newFrameWriter(w io.Writer) *frameWriter {
 func (fw *frameWriter) write(m *message) error {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	// Room for the length, then the JSON, as the code wrote it: no HTML
-	// escaping of what a string holds.
+	// Room for the lengths, then the header, as the code wrote its
+	// strings: no HTML escaping.
 	buf := bytes.NewBuffer(fw.buf[:0])
-	buf.Write([]byte{0, 0, 0, 0})
+	buf.Write(make([]byte, 8))
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(m); err != nil {
 		return err
 	}
 	body := buf.Bytes()
-	binary.BigEndian.PutUint32(body, uint32(len(body)-4))
+	if len(body)+len(m.Payload) > math.MaxUint32 {
+		return fmt.Errorf("a message of %d bytes", len(body)+len(m.Payload))
+	}
+	binary.BigEndian.PutUint32(body, uint32(len(body)-4+len(m.Payload)))
+	binary.BigEndian.PutUint32(body[4:], uint32(len(body)-8))
 	if _, err := fw.w.Write(body); err != nil {
+		return err
+	}
+	if _, err := fw.w.Write(m.Payload); err != nil {
 		return err
 	}
 	if cap(body) <= 1<<20 {
@@ -149,9 +161,19 @@ func (fr *frameReader) read() (*message, error) {
 		}
 		return nil, err
 	}
+	if n < 4 {
+		return nil, fmt.Errorf("an unreadable message: %d bytes", n)
+	}
+	h := int(binary.BigEndian.Uint32(body))
+	if h > n-4 {
+		return nil, fmt.Errorf("an unreadable message: a header of %d bytes in %d", h, n)
+	}
 	m := new(message)
-	if err := json.Unmarshal(body, m); err != nil {
+	if err := json.Unmarshal(body[4:4+h], m); err != nil {
 		return nil, fmt.Errorf("an unreadable message: %v", err)
+	}
+	if len(body) > 4+h {
+		m.Payload = body[4+h:]
 	}
 	if m.Type == "" {
 		return nil, fmt.Errorf("a message without a type")
