@@ -39,6 +39,8 @@ type worker struct {
 	memory func() (int64, error)
 
 	execs uint64
+	// current is the execution the worker runs, if any.
+	current atomic.Pointer[workerRun]
 	// sent is the tools map of each binding the worker was last sent, by
 	// name: an unchanged map is not sent again.
 	sent map[string]uintptr
@@ -144,6 +146,12 @@ func (w *worker) read(pipe *os.File) {
 				w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process sent " + err.Error() + "; it was stopped"})
 			}
 			return
+		}
+		if x := w.current.Load(); x != nil && m.Type == msgCall && m.Exec == x.exec {
+			if why := x.startCall(m); why != "" {
+				w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process " + why + "; it was stopped"})
+			}
+			continue
 		}
 		w.frames <- m
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,6 +13,9 @@ import (
 // answer before it kills the worker: enough for an interrupt to end the
 // code and for the worker to give up on a stuck built-in (workerStuckGrace).
 const workerGrace = 500 * time.Millisecond
+
+// callGrace is how long past the timeout a backend call may run.
+const callGrace = 50 * time.Millisecond
 
 // memoryCheckInterval is how often a busy worker's memory is read.
 const memoryCheckInterval = 10 * time.Millisecond
@@ -45,7 +49,9 @@ type workerRun struct {
 	bindings []Binding
 	lines    []string
 	size     int
-	calls    int
+	calls    atomic.Int32
+	// ctx bounds the backend calls; set before the worker gets the code.
+	ctx context.Context
 }
 
 // run sends the code and serves the worker until it answers, dies or runs
@@ -55,10 +61,16 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 	wl := l
 	wl.MaxMemory = x.r.pool.heapCeiling()
 	wl.MaxConcurrent = 1
-	// Calls get the grace too: at the timeout the worker's own interrupt
-	// ends the code, not a call failing first.
-	callCtx, cancel := context.WithTimeout(ctx, l.Timeout+workerGrace)
+	// Calls end a little after the timeout: at the timeout the worker's
+	// own interrupt ends the code, not a call failing first, and its
+	// answer comes well before the kill.
+	callCtx, cancel := context.WithTimeout(ctx, l.Timeout+callGrace)
 	defer cancel()
+	// The worker's reader starts the calls, one hand-off sooner than this
+	// loop would.
+	x.ctx = callCtx
+	x.w.current.Store(x)
+	defer x.w.current.Store(nil)
 	if err := x.w.w.write(&message{Type: msgRun, Exec: x.exec, Payload: []byte(code), Limits: &wl, Bindings: x.w.bindings(x.bindings)}); err != nil {
 		x.w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process could not be sent the code: " + err.Error()})
 		return x.died(), false
@@ -74,7 +86,7 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 			if !ok {
 				return x.died(), false
 			}
-			if res, done, ok := x.handle(callCtx, m); !ok {
+			if res, done, ok := x.handle(m); !ok {
 				return x.died(), false
 			} else if done {
 				return res, !m.Stuck && x.fits()
@@ -93,7 +105,7 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 
 // handle takes one frame of the execution. done reports its end; ok false
 // a worker that broke the protocol, now being killed.
-func (x *workerRun) handle(ctx context.Context, m *message) (res *Result, done, ok bool) {
+func (x *workerRun) handle(m *message) (res *Result, done, ok bool) {
 	broken := func(what string) (*Result, bool, bool) {
 		x.w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process " + what + "; it was stopped"})
 		return nil, false, false
@@ -109,17 +121,9 @@ func (x *workerRun) handle(ctx context.Context, m *message) (res *Result, done, 
 			x.size += len(m.Line) + 1
 		}
 	case msgCall:
-		x.calls++
-		if x.calls > x.r.limits.MaxToolCalls {
-			return broken("made more tool calls than max_tool_calls")
+		if why := x.startCall(m); why != "" {
+			return broken(why)
 		}
-		if m.Backend < 0 || m.Backend >= len(x.bindings) || !allows(x.bindings[m.Backend], m.Tool) {
-			return broken(fmt.Sprintf("called a tool it was not given (%q)", m.Tool))
-		}
-		if !json.Valid(m.Payload) {
-			return broken("called a tool with arguments that are not JSON")
-		}
-		go x.call(ctx, x.bindings[m.Backend], m)
 	case msgDone:
 		if m.Result == nil {
 			return broken("finished without a result")
@@ -134,6 +138,28 @@ func (x *workerRun) handle(ctx context.Context, m *message) (res *Result, done, 
 		return broken(fmt.Sprintf("sent an unexpected %q message", m.Type))
 	}
 	return nil, false, true
+}
+
+// startCall checks a call the worker asks for and starts it; a call it
+// may not make is why the worker is broken.
+func (x *workerRun) startCall(m *message) (broken string) {
+	if int(x.calls.Add(1)) > x.r.limits.MaxToolCalls {
+		return "made more tool calls than max_tool_calls"
+	}
+	if m.Backend < 0 || m.Backend >= len(x.bindings) || !allows(x.bindings[m.Backend], m.Tool) {
+		return fmt.Sprintf("called a tool it was not given (%q)", m.Tool)
+	}
+	if !json.Valid(m.Payload) {
+		return "called a tool with arguments that are not JSON"
+	}
+	if m.Alone {
+		// Nothing else can come from the worker until it answers (or a
+		// worker that lied waits for it): no goroutine to hand it to.
+		x.call(x.ctx, x.bindings[m.Backend], m)
+	} else {
+		go x.call(x.ctx, x.bindings[m.Backend], m)
+	}
+	return ""
 }
 
 // allows reports whether the code may call tool of b.
@@ -178,7 +204,7 @@ func (x *workerRun) died() *Result {
 	if x.w.killed.Load() == nil || e.Kind == KindWorker {
 		x.r.pool.notify("worker_died", x.w.pid, e.Message)
 	}
-	return &Result{Err: e, ToolCalls: x.calls, console: consoleOutput{lines: x.lines}}
+	return &Result{Err: e, ToolCalls: int(x.calls.Load()), console: consoleOutput{lines: x.lines}}
 }
 
 // fits reports whether the worker's memory after an execution leaves room

@@ -242,6 +242,11 @@ func (ex *execution) bindingCall(b Binding, ident, tool string) func(goja.Functi
 	}
 }
 
+// aloneKey marks the context of a call the execution waits on with
+// nothing else to do: no other call or timer is pending, and none can
+// start before it returns.
+type aloneKey struct{}
+
 // queuedCall is a binding call the code made and the loop has not started.
 type queuedCall struct {
 	b               Binding
@@ -262,7 +267,7 @@ func (ex *execution) startCalls() error {
 	}
 	if len(queued) == 1 && ex.inflight == 0 && len(ex.timers) == 0 {
 		q := queued[0]
-		out, err := q.b.Call(ex.ctx, q.tool, q.args)
+		out, err := q.b.Call(context.WithValue(ex.ctx, aloneKey{}, true), q.tool, q.args)
 		return ex.runJob(func() { ex.settle(q, out, err) })
 	}
 	for _, q := range queued {

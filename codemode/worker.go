@@ -95,14 +95,16 @@ func ServeWorker(in io.Reader, out io.Writer) error {
 	}
 }
 
-// confine applies the worker's limits to its own process: one CPU, the
-// collector's target, the stack bound, the address space, the Landlock
+// confine applies the worker's limits to its own process: its threads,
+// the collector's target, the stack bound, the address space, the Landlock
 // domain and the system-call filter.
 // It returns what it could not enforce.
 func confine(maxMemory int64) []string {
-	// One CPU: the code is single-threaded, and a worker must not take
-	// more of the machine than one execution's share, collection included.
-	runtime.GOMAXPROCS(1)
+	// Two threads of Go code: the code's and one to take the pipe while
+	// it waits, and for the collector's share; with one, every binding
+	// call waits for the worker's only thread to wake from sleep, which
+	// doubled its cost.
+	runtime.GOMAXPROCS(2)
 	// The program's own packages leave some MiB of live heap that every
 	// collection marks again: collect at five times it, not twice, and
 	// let the memory limit collect sooner when an execution needs room.
@@ -196,7 +198,8 @@ func (c *workerConn) caller(exec uint64, backend int) func(ctx context.Context, 
 			delete(c.calls, id)
 			c.mu.Unlock()
 		}()
-		if err := c.w.write(&message{Type: msgCall, Exec: exec, Call: id, Backend: backend, Tool: tool, Payload: args}); err != nil {
+		if err := c.w.write(&message{Type: msgCall, Exec: exec, Call: id, Backend: backend, Tool: tool, Payload: args,
+			Alone: ctx.Value(aloneKey{}) != nil}); err != nil {
 			return nil, err
 		}
 		select {

@@ -55,6 +55,9 @@ type message struct {
 	Call    uint64 `json:"call,omitempty"`
 	Backend int    `json:"backend,omitempty"` // index in Bindings
 	Tool    string `json:"tool,omitempty"`
+	// Alone marks a call the execution waits on with nothing else to do:
+	// Caddy may make it on the goroutine that reads the pipe.
+	Alone bool `json:"alone,omitempty"`
 	// Error is why the call failed; ToolFailed says it is the tool's own
 	// error result.
 	Error      string `json:"error,omitempty"`
