@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,6 +56,14 @@ func serveBrokenly(how string) {
 		os.Exit(1)
 	}
 	switch how {
+	case "deaf-after-one", "flood-after-one":
+		_ = w.write(&message{Type: msgDone, Exec: run.Exec, Payload: []byte("1"), Result: &workerResult{}})
+		if how == "flood-after-one" {
+			for range 200 {
+				_ = w.write(&message{Type: msgLog, Exec: run.Exec, Line: strings.Repeat("y", 1<<10)})
+			}
+		}
+		select {} // reads nothing more
 	case "silent": // reads on, answers nothing
 		for {
 			if _, err := r.read(); err != nil {

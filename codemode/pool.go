@@ -244,6 +244,9 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 	if err != nil && p.closing.Err() != nil {
 		return nil, errPoolClosed
 	}
+	if err != nil && ctx.Err() != nil {
+		return nil, err // the caller left: not the worker's failure
+	}
 	if err != nil {
 		p.notify("worker_start_failed", 0, err.Error())
 		return nil, err

@@ -39,11 +39,15 @@ type worker struct {
 	memory func() (int64, error)
 
 	execs uint64
+	readied bool // read has passed the ready message on
+	// lastExec is the number of the execution the worker last got.
+	lastExec atomic.Uint64
 	// current is the execution the worker runs, if any.
 	current atomic.Pointer[workerRun]
 	// sent is the tools map of each binding the worker was last sent, by
-	// name: an unchanged map is not sent again.
-	sent map[string]uintptr
+	// name: an unchanged map is not sent again. Kept, so that its address
+	// is not another map's.
+	sent map[string]map[string]string
 }
 
 // startWorker starts a worker process, the program at path (default:
@@ -64,7 +68,7 @@ func startWorker(ctx context.Context, path string, command []string, maxMemory i
 		dead:   make(chan struct{}),
 		stdin:  stdinW,
 		w:      newFrameWriter(stdinW),
-		sent:   make(map[string]uintptr),
+		sent:   make(map[string]map[string]string),
 	}
 	cmd := exec.Command(command[0], command[1:]...)
 	if path != "" {
@@ -74,6 +78,9 @@ func startWorker(ctx context.Context, path string, command []string, maxMemory i
 	cmd.Dir = os.TempDir()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, &w.stderr
 	cmd.SysProcAttr = workerAttr()
+	// A worker that started a process of its own (where the system lets
+	// it) could hold its pipes open past its death: Wait gives up on them.
+	cmd.WaitDelay = time.Second
 	err = cmd.Start()
 	stdinR.Close()
 	stdoutW.Close()
@@ -91,6 +98,9 @@ func startWorker(ctx context.Context, path string, command []string, maxMemory i
 	go func() {
 		_ = cmd.Wait()
 		stdinW.Close()
+		// The same for the pipe it answers on, once what it wrote before
+		// it ended was read.
+		time.AfterFunc(time.Second, func() { stdoutR.Close() })
 		if doneReading != nil {
 			doneReading()
 		}
@@ -142,18 +152,39 @@ func (w *worker) read(pipe *os.File) {
 	for {
 		m, err := fr.read()
 		if err != nil {
-			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.EOF) {
+			// A worker that died mid-frame says why on its standard error.
+			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 				w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process sent " + err.Error() + "; it was stopped"})
 			}
 			return
 		}
-		if x := w.current.Load(); x != nil && m.Type == msgCall && m.Exec == x.exec {
+		x := w.current.Load()
+		switch {
+		case m.Type == msgReady && !w.readied:
+			w.readied = true
+			w.frames <- m // the first frame: the buffer has room
+			continue
+		case x == nil || m.Exec != x.exec:
+			// A call or a line of an execution that ended (a call the
+			// code did not await) is dropped; anything else is a worker
+			// that speaks out of turn.
+			if m.Exec < w.lastExec.Load() && (m.Type == msgCall || m.Type == msgLog) {
+				continue
+			}
+			w.kill(&Error{Kind: KindWorker, Message: fmt.Sprintf("the sandbox's worker process sent a %q message out of turn; it was stopped", m.Type)})
+			return
+		case m.Type == msgCall:
 			if why := x.startCall(m); why != "" {
 				w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process " + why + "; it was stopped"})
 			}
 			continue
 		}
-		w.frames <- m
+		select {
+		case w.frames <- m:
+		case <-x.ended:
+		case <-w.dead:
+			return
+		}
 	}
 }
 
@@ -161,7 +192,7 @@ func (w *worker) read(pipe *os.File) {
 // execution reports.
 func (w *worker) kill(reason *Error) {
 	w.killed.CompareAndSwap(nil, reason)
-	_ = w.cmd.Process.Kill()
+	killProcess(w.cmd.Process)
 }
 
 // alive reports whether the worker process has not ended.
@@ -221,13 +252,12 @@ func (w *worker) bindings(bs []Binding) []workerBinding {
 			delete(w.sent, b.Name)
 			continue
 		}
-		id := reflect.ValueOf(b.Tools).Pointer()
-		if id != 0 && w.sent[b.Name] == id {
+		if prev, ok := w.sent[b.Name]; ok && prev != nil && reflect.ValueOf(prev).Pointer() == reflect.ValueOf(b.Tools).Pointer() {
 			out[i].Same = true
 			continue
 		}
 		out[i].Tools = b.Tools
-		w.sent[b.Name] = id
+		w.sent[b.Name] = b.Tools
 	}
 	return out
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package codemode
 
 import (
@@ -123,7 +125,7 @@ func TestProcessBrokenWorkers(t *testing.T) {
 		{[]string{self, brokenWorker, "silent"}, time.Second, KindTimeout, "its worker process was stopped"},
 		{[]string{self, brokenWorker, "garbage"}, 5 * time.Second, KindWorker, "sent an unreadable message"},
 		{[]string{self, brokenWorker, "huge-frame"}, 5 * time.Second, KindWorker, "past the bound"},
-		{[]string{self, brokenWorker, "other-execution"}, 5 * time.Second, KindWorker, "of another execution"},
+		{[]string{self, brokenWorker, "other-execution"}, 5 * time.Second, KindWorker, `sent a "log" message out of turn`},
 		{[]string{self, brokenWorker, "forbidden-tool"}, 5 * time.Second, KindWorker, `called a tool it was not given ("not-given")`},
 		{[]string{self, brokenWorker, "exit"}, 5 * time.Second, KindWorker, "exit status 3"},
 		{[]string{self, brokenWorker, "never-ready"}, 5 * time.Second, KindWorker, "not ready within"},
@@ -144,6 +146,37 @@ func TestProcessBrokenWorkers(t *testing.T) {
 			if e.calls.Load() != 0 {
 				t.Errorf("the backend was called %d times", e.calls.Load())
 			}
+		})
+	}
+}
+
+// A worker that answers once, then stops reading its pipe or floods it:
+// the next execution still ends at its timeout, and nothing of Caddy's
+// waits on the worker after it is gone.
+func TestProcessWorkerGoesDeafOrFloods(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"deaf-after-one", "flood-after-one"} {
+		t.Run(how, func(t *testing.T) {
+			goroutines := runtime.NumGoroutine()
+			p := processPool(t, PoolConfig{Command: []string{self, brokenWorker, how}, Workers: 1})
+			r := NewProcessRunner(Limits{Timeout: 300 * time.Millisecond, MaxCodeSize: 1 << 20}, p)
+			wantValue(t, r.Run(context.Background(), `return 1`, nil), `1`)
+			// More code than a pipe holds: the write itself blocks on a
+			// worker that does not read.
+			code := "return 2 // " + strings.Repeat("x", 300<<10)
+			start := time.Now()
+			res := r.Run(context.Background(), code, nil)
+			if res.Err == nil && how == "deaf-after-one" {
+				t.Fatalf("a deaf worker answered: %s", res.Value)
+			}
+			if d := time.Since(start); d > 300*time.Millisecond+workerGrace+startTimeout {
+				t.Errorf("answered after %v", d)
+			}
+			p.Close()
+			waitFor(t, "the goroutines back", func() bool { return runtime.NumGoroutine() <= goroutines })
 		})
 	}
 }

@@ -30,6 +30,7 @@ func (r *Runner) runInWorker(ctx context.Context, code string, bindings []Bindin
 		return &Result{Err: &Error{Kind: KindWorker, Message: "no sandbox worker process could be started: " + err.Error()}}
 	}
 	w.execs++
+	w.lastExec.Store(w.execs)
 	x := &workerRun{r: r, w: w, exec: w.execs, bindings: bindings}
 	res, healthy := x.run(ctx, code)
 	if healthy {
@@ -52,6 +53,9 @@ type workerRun struct {
 	calls    atomic.Int32
 	// ctx bounds the backend calls; set before the worker gets the code.
 	ctx context.Context
+	// ended is closed when the execution is over: frames of it that come
+	// later are dropped.
+	ended chan struct{}
 }
 
 // run sends the code and serves the worker until it answers, dies or runs
@@ -69,16 +73,25 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 	// The worker's reader starts the calls, one hand-off sooner than this
 	// loop would.
 	x.ctx = callCtx
+	x.ended = make(chan struct{})
 	x.w.current.Store(x)
-	defer x.w.current.Store(nil)
+	defer func() {
+		x.w.current.Store(nil)
+		close(x.ended)
+	}()
+	// The kill at the deadline runs on a timer of its own: a worker that
+	// stops reading its pipe blocks the writes below, and the kill ends
+	// them.
+	timeout := time.AfterFunc(l.Timeout+workerGrace, func() {
+		x.w.kill(&Error{Kind: KindTimeout, Message: timeoutMessage(l.Timeout) + " (it could not be interrupted; its worker process was stopped)"})
+	})
+	defer timeout.Stop()
 	if err := x.w.w.write(&message{Type: msgRun, Exec: x.exec, Payload: []byte(code), Limits: &wl, Bindings: x.w.bindings(x.bindings)}); err != nil {
 		x.w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process could not be sent the code: " + err.Error()})
 		return x.died(), false
 	}
 	stopWatch := x.watchMemory()
 	defer stopWatch()
-	deadline := time.NewTimer(l.Timeout + workerGrace)
-	defer deadline.Stop()
 	callerGone := ctx.Done()
 	for {
 		select {
@@ -91,14 +104,20 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 			} else if done {
 				return res, !m.Stuck && x.fits()
 			}
-		case <-deadline.C:
-			x.w.kill(&Error{Kind: KindTimeout, Message: timeoutMessage(l.Timeout) + " (it could not be interrupted; its worker process was stopped)"})
+		case <-x.w.dead:
+			return x.died(), false
 		case <-callerGone:
 			callerGone = nil
-			if err := x.w.w.write(&message{Type: msgCancel, Exec: x.exec}); err != nil {
+			timeout.Stop()
+			canceled := time.AfterFunc(workerGrace, func() {
 				x.w.kill(&Error{Kind: KindTimeout, Message: "the execution was canceled"})
-			}
-			deadline.Reset(workerGrace)
+			})
+			defer canceled.Stop()
+			go func() {
+				if err := x.w.w.write(&message{Type: msgCancel, Exec: x.exec}); err != nil {
+					x.w.kill(&Error{Kind: KindTimeout, Message: "the execution was canceled"})
+				}
+			}()
 		}
 	}
 }
@@ -132,8 +151,10 @@ func (x *workerRun) handle(m *message) (res *Result, done, ok bool) {
 			return broken("returned a value that is not JSON")
 		}
 		wr := m.Result
-		return &Result{Value: m.Payload, Err: wr.Err, ToolCalls: wr.ToolCalls,
-			console: consoleOutput{lines: wr.Lines, cut: wr.CutLines, notes: wr.Notes}}, true, true
+		// What Caddy saw itself is what counts: the lines it was sent
+		// (within max_output) and the calls it made.
+		return &Result{Value: m.Payload, Err: knownKind(wr.Err), ToolCalls: int(x.calls.Load()),
+			console: consoleOutput{lines: x.lines, cut: max(wr.CutLines, 0), notes: boundNotes(wr.Notes)}}, true, true
 	default:
 		return broken(fmt.Sprintf("sent an unexpected %q message", m.Type))
 	}
@@ -160,6 +181,30 @@ func (x *workerRun) startCall(m *message) (broken string) {
 		go x.call(x.ctx, x.bindings[m.Backend], m)
 	}
 	return ""
+}
+
+// knownKind is a worker's error with a kind Caddy knows; another is an
+// exception.
+func knownKind(e *Error) *Error {
+	if e == nil {
+		return nil
+	}
+	switch e.Kind {
+	case KindSyntax, KindException, KindTimeout, KindLimit, KindMemory, KindStack, KindBusy, KindWorker:
+		return e
+	}
+	return &Error{Kind: KindException, Message: e.Message, Stack: e.Stack}
+}
+
+// boundNotes keeps the sandbox's notes a worker sends to a few short
+// lines: they are shown whatever max_output says.
+func boundNotes(notes []string) []string {
+	const maxNotes, maxNote = 4, 512
+	notes = notes[:min(len(notes), maxNotes)]
+	for i, n := range notes {
+		notes[i] = cutUTF8(n, maxNote)
+	}
+	return notes
 }
 
 // allows reports whether the code may call tool of b.

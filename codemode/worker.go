@@ -199,6 +199,9 @@ func (c *workerConn) caller(exec uint64, backend int) func(ctx context.Context, 
 			delete(c.calls, id)
 			c.mu.Unlock()
 		}()
+		if err := ctx.Err(); err != nil {
+			return nil, err // the execution is over: nothing to ask Caddy
+		}
 		if err := c.w.write(&message{Type: msgCall, Exec: exec, Call: id, Backend: backend, Tool: tool, Payload: args,
 			Alone: ctx.Value(aloneKey{}) != nil}); err != nil {
 			return nil, err

@@ -81,9 +81,16 @@ func memoryReader(pid int) (read func() (int64, error), done func(), err error) 
 	}, func() { f.Close() }, nil
 }
 
-// workerAttr makes a worker die with its parent, even one killed outright.
+// workerAttr makes a worker die with its parent, even one killed outright,
+// and puts it in a process group of its own, which killProcess ends.
 func workerAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
+// killProcess kills a worker and anything it started.
+func killProcess(p *os.Process) {
+	_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+	_ = p.Kill()
 }
 
 // selfExecutable is the program this process runs, whatever is at its path

@@ -4,6 +4,7 @@ package codemode
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
@@ -25,3 +26,6 @@ func selfExecutable() string { return "" }
 
 // memoryReader is Linux only (see limitAddressSpace).
 func memoryReader(int) (func() (int64, error), func(), error) { return nil, nil, errNotHere }
+
+// killProcess kills a worker.
+func killProcess(p *os.Process) { _ = p.Kill() }
