@@ -38,7 +38,7 @@ type worker struct {
 	// memory reads the worker's private memory, where the system allows.
 	memory func() (int64, error)
 
-	execs uint64
+	execs   uint64
 	readied bool // read has passed the ready message on
 	// lastExec is the number of the execution the worker last got.
 	lastExec atomic.Uint64
