@@ -73,7 +73,7 @@ var (
 
 // guardNativeWork installs the guards of native work that the guards in
 // guards.go do not bound by size: recursion through built-ins (this file
-// and guards_nesting.go).
+// and guards_nesting.go) and string searches (guards_search.go).
 func (ex *execution) guardNativeWork(global *goja.Object) error {
 	g := &nativeGuards{ex: ex, vm: ex.vm, maxNested: min(ex.limits.MaxStackDepth, maxNativeNesting),
 		counting: make(map[*goja.Object]*goja.Object), original: make(map[*goja.Object]*goja.Object)}
@@ -83,6 +83,7 @@ func (ex *execution) guardNativeWork(global *goja.Object) error {
 	proto := func(name string) *goja.Object {
 		return global.Get(name).(*goja.Object).Get("prototype").(*goja.Object)
 	}
+	ex.guardSearches(proto("String"))
 	g.guardProxy(global)
 	g.guardBind(proto("Function"))
 	return g.countBuiltins(global)
