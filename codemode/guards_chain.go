@@ -73,8 +73,8 @@ var (
 
 // guardNativeWork installs the guards of native work that the guards in
 // guards.go do not bound by size: recursion through built-ins (this file
-// and guards_nesting.go), string searches (guards_search.go) and normalize
-// (guards_strings.go).
+// and guards_nesting.go), string searches (guards_search.go), sorts
+// (guards_sort.go) and normalize (guards_strings.go).
 func (ex *execution) guardNativeWork(global *goja.Object) error {
 	g := &nativeGuards{ex: ex, vm: ex.vm, maxNested: min(ex.limits.MaxStackDepth, maxNativeNesting),
 		counting: make(map[*goja.Object]*goja.Object), original: make(map[*goja.Object]*goja.Object)}
@@ -86,6 +86,7 @@ func (ex *execution) guardNativeWork(global *goja.Object) error {
 	}
 	ex.guardSearches(proto("String"))
 	ex.guardNormalize(proto("String"))
+	ex.guardSorts(proto("Array"))
 	g.guardProxy(global)
 	g.guardBind(proto("Function"))
 	return g.countBuiltins(global)

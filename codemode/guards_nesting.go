@@ -276,7 +276,7 @@ func (g *nativeGuards) guardToString(global *goja.Object) {
 // countTypedLazily counts the typed array methods when the code first
 // reaches a buffer global, which guards.go made accessors that install the
 // guarded constructors: each is wrapped by one that also counts the
-// methods, once.
+// methods (and guards the typed array sorts), once.
 func (g *nativeGuards) countTypedLazily(global *goja.Object, methods []builtinMethod) {
 	gopd, ok := global.Get("Object").(*goja.Object).Get("getOwnPropertyDescriptor").Export().(func(goja.FunctionCall) goja.Value)
 	if !ok {
@@ -303,6 +303,7 @@ func (g *nativeGuards) countTypedLazily(global *goja.Object, methods []builtinMe
 			typed := i8.Prototype()
 			g.countMethods(typed, lazyObjects, methods)
 			if proto, ok := typed.Get("prototype").(*goja.Object); ok {
+				g.ex.guardTypedSorts(proto)
 				g.countMethods(proto, lazyObjects+1, methods)
 			}
 		}
