@@ -64,6 +64,7 @@ func (ex *execution) guardSorts(proto *goja.Object) {
 		items := make([]any, len(sorted))
 		for i, v := range sorted {
 			items[i] = v
+			ex.step()
 		}
 		return ex.vm.NewArray(items...)
 	})
@@ -191,6 +192,7 @@ func (ex *execution) sortValues(vals []goja.Value) []goja.Value {
 	out := make([]goja.Value, 0, len(vals))
 	for _, i := range ex.sortByKeys(keys) {
 		out = append(out, vals[idx[i]])
+		ex.step()
 	}
 	for len(out) < len(vals) {
 		out = append(out, goja.Undefined())
@@ -302,7 +304,7 @@ func (ex *execution) sortByKeys(keys sortKeys) []int32 {
 			continue
 		}
 		keys.fill(part, r.depth)
-		radixSort(part, scratch[:len(part)])
+		radixSort(part, scratch[:len(part)], ex.checkpoint)
 		for lo := 0; lo < len(part); {
 			hi := lo + 1
 			for hi < len(part) && part[hi].prefix == part[lo].prefix && part[hi].avail == part[lo].avail {
@@ -332,8 +334,9 @@ func allSame(items []keyItem, compare func(a, b int32) int) bool {
 }
 
 // radixSort sorts items by (prefix, avail), stably: a pass per byte, the
-// least significant first, skipping the bytes all items share.
-func radixSort(items, scratch []keyItem) {
+// least significant first, skipping the bytes all items share; between
+// runs after each.
+func radixSort(items, scratch []keyItem, between func()) {
 	src, dst := items, scratch
 	for pass := -1; pass < 8; pass++ {
 		digit := func(it keyItem) byte {
@@ -358,6 +361,7 @@ func radixSort(items, scratch []keyItem) {
 			count[d]++
 		}
 		src, dst = dst, src
+		between()
 	}
 	if &src[0] != &items[0] {
 		copy(items, src)
