@@ -227,7 +227,7 @@ func (ex *execution) guardBuiltins() error {
 		_ = dataView.Delete(name)
 	}
 	ex.guardBuffersLazily(global)
-	return nil
+	return ex.guardNativeWork(global)
 }
 
 // intrinsics reaches what has no global: the AsyncFunction and
@@ -258,14 +258,7 @@ func (ex *execution) proxy(global *goja.Object, name string, target *goja.Object
 		Construct: func(t *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
 			args = append([]goja.Value(nil), args...)
 			check(args)
-			if newTarget == self {
-				newTarget = t
-			}
-			o, err := construct(newTarget, args...)
-			if err != nil {
-				panic(err)
-			}
-			return o
+			return constructFor(construct, self, t, newTarget, args)
 		},
 	})
 	self = ex.vm.ToValue(p).(*goja.Object)
