@@ -291,15 +291,6 @@ func TestProcessContainsAttacks(t *testing.T) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
-}
-
 // residentMemory is this process's resident set, in bytes.
 func residentMemory(t *testing.T) int64 {
 	t.Helper()
