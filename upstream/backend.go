@@ -305,6 +305,10 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	state := &callState{replayable: b.replayable(tool)}
 	ctx = context.WithValue(ctx, callStateKey{}, state)
+	// refusedAt is when the first attempt was refused unrun: a connection
+	// made before it (in the background, as the backend restarted) may
+	// carry a session it forgot too, and is worth one more try.
+	var refusedAt time.Time
 	for attempt := 0; ; attempt++ {
 		cn, err := b.connected(ctx)
 		if err != nil {
@@ -325,6 +329,10 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 			// The request never ran: reconnect, and try once more.
 			b.drop(cn, err)
 			if attempt == 0 {
+				refusedAt = time.Now()
+				continue
+			}
+			if attempt < 3 && cn.since.Before(refusedAt) {
 				continue
 			}
 			return nil, fmt.Errorf("unavailable: %w", cleanMCPError(err))

@@ -278,8 +278,10 @@ func TestCallAgainOnStaleSession(t *testing.T) {
 			if err != nil || string(out) != `"done"` {
 				t.Fatalf("after the restart: %s, %v", out, err)
 			}
-			if received, ran := rb.counts(); received != 3 || ran != 2 {
-				t.Errorf("the backend received %d calls and ran %d, want 3 and 2 (the refused one sent again)", received, ran)
+			// 3, or 4 when a connection made in the background just before
+			// the restart was refused too.
+			if received, ran := rb.counts(); received < 3 || received > 4 || ran != 2 {
+				t.Errorf("the backend received %d calls and ran %d, want 3 (or 4) and 2 (the refused one sent again)", received, ran)
 			}
 		})
 	}
