@@ -27,6 +27,7 @@ type worker struct {
 	pid    int
 	w      *frameWriter
 	stdin  *os.File
+	pipe   *pipeReader   // the worker's standard output
 	frames chan *message // what the worker sent, in order; closed when its pipe ends
 	dead   chan struct{} // closed once the process has exited and been reaped
 	stderr head
@@ -64,6 +65,7 @@ func startWorker(ctx context.Context, path string, command []string, maxMemory i
 		return nil, err
 	}
 	w := &worker{
+		pipe:   newPipeReader(stdoutR),
 		frames: make(chan *message, 64),
 		dead:   make(chan struct{}),
 		stdin:  stdinW,
@@ -148,7 +150,7 @@ func (w *worker) startError(err error) error {
 func (w *worker) read(pipe *os.File) {
 	defer pipe.Close()
 	defer close(w.frames)
-	fr := newFrameReader(pipe, maxFromWorker)
+	fr := newFrameReader(w.pipe, maxFromWorker)
 	for {
 		m, err := fr.read()
 		if err != nil {

@@ -238,6 +238,10 @@ func (x *workerRun) call(ctx context.Context, b Binding, m *message) {
 	default:
 		ret.Payload = out
 	}
+	if m.Alone {
+		// The code runs on at once: its next call may come soon.
+		x.w.pipe.expect()
+	}
 	// A worker that is gone or moved on drops it.
 	_ = x.w.w.write(ret)
 }

@@ -44,8 +44,13 @@ const maxFromCaddy = 1 << 30
 // when in closes: Caddy is gone, and so is any reason to run on.
 func ServeWorker(in io.Reader, out io.Writer) error {
 	inWorker.Store(true)
+	if f, ok := in.(*os.File); ok {
+		in = pollable(f)
+	}
+	pr := newPipeReader(in)
 	c := &workerConn{
-		r:     newFrameReader(in, maxFromCaddy),
+		pipe:  pr,
+		r:     newFrameReader(pr, maxFromCaddy),
 		w:     newFrameWriter(out),
 		calls: make(map[uint64]chan *message),
 		tools: make(map[string]map[string]string),
@@ -82,6 +87,9 @@ func ServeWorker(in io.Reader, out io.Writer) error {
 			c.mu.Unlock()
 			if ch != nil {
 				ch <- m
+				// The call's goroutine runs the code on from here, at
+				// once; this one reads on where the runtime has room.
+				runtime.Gosched()
 			}
 		case msgCancel:
 			c.mu.Lock()
@@ -127,8 +135,9 @@ func confine(maxMemory int64) []string {
 
 // workerConn is a worker's side of the pipe.
 type workerConn struct {
-	r *frameReader
-	w *frameWriter
+	pipe *pipeReader // what r reads
+	r    *frameReader
+	w    *frameWriter
 
 	busy     atomic.Bool
 	nextCall atomic.Uint64
@@ -202,8 +211,12 @@ func (c *workerConn) caller(exec uint64, backend int) func(ctx context.Context, 
 		if err := ctx.Err(); err != nil {
 			return nil, err // the execution is over: nothing to ask Caddy
 		}
+		alone := ctx.Value(aloneKey{}) != nil
+		if alone {
+			c.pipe.expect() // Caddy answers it at once, if the backend does
+		}
 		if err := c.w.write(&message{Type: msgCall, Exec: exec, Call: id, Backend: backend, Tool: tool, Payload: args,
-			Alone: ctx.Value(aloneKey{}) != nil}); err != nil {
+			Alone: alone}); err != nil {
 			return nil, err
 		}
 		select {
