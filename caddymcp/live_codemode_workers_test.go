@@ -4,43 +4,30 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
 )
 
 // workerPids lists this test process's code mode workers, sorted.
 func workerPids(t testing.TB) []int {
 	t.Helper()
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	if dirs == nil {
+	if !proctest.Available() {
 		t.Skip("no /proc here: worker processes cannot be listed")
 	}
 	var pids []int
-	self := strconv.Itoa(os.Getpid())
-	for _, d := range dirs {
-		stat, err := os.ReadFile(d + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 2 || fields[1] != self || fields[0] == "Z" {
-			continue
-		}
-		cmdline, _ := os.ReadFile(d + "/cmdline")
+	for _, pid := range proctest.Children(os.Getpid()) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if strings.Contains(string(cmdline), "codemode-worker") {
-			pid, _ := strconv.Atoi(filepath.Base(d))
 			pids = append(pids, pid)
 		}
 	}
-	slices.Sort(pids)
 	return pids
 }
 
@@ -60,9 +47,11 @@ func waitWorkers(t testing.TB, n int) []int {
 	}
 }
 
-// Workers are kept across a reload that keeps their settings; a reload
-// that changes them, and Caddy's stop, end every worker, also those stuck
-// in an execution: no process outlives the config that made it.
+// Workers are kept across a reload that keeps their settings. A reload
+// that changes them, and Caddy's stop, let the executions running finish,
+// as Caddy lets the requests of an old config finish, and then end the old
+// workers, also those stuck in an execution: no process outlives the
+// config that made it by more than its execution's timeout.
 func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	bin := startHTTPBin(t)
 	config := func(workers int, extra string) string {
@@ -80,7 +69,7 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	codemode /code {
 		backend api http://127.0.0.1:{$LIVE_PORT}/api
 		workers %d
-		timeout 20s
+		timeout 3s
 	}
 }`, extra, bin, workers)
 	}
@@ -97,17 +86,25 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	c = connect(t, "/code", eras[0], nil)
 	wantOK(t, execute(t, c, `return 1`))
 
-	// An execution stuck in a loop while the settings change: its worker
-	// goes with the old pool, and three new ones start.
+	// While the settings change, one execution is busy for a second and
+	// one is stuck in a loop: the first finishes, the second ends at its
+	// timeout, and then their workers go with the old pool; three new ones
+	// serve meanwhile.
+	busy := runInBackground(t, "/code", `const end = Date.now() + 1000; while (Date.now() < end) {} return "finished"`)
 	stuck := runInBackground(t, "/code", `for (;;) {}`)
 	loadCaddyfile(t, "", config(3, ""))
-	select {
-	case res := <-stuck:
-		if res == nil || !res.IsError || !strings.Contains(resultText(res), "WorkerError") {
-			t.Errorf("the stuck execution, its pool closed: %v", res)
+	c = connect(t, "/code", eras[0], nil)
+	wantOK(t, execute(t, c, `return 2`))
+	for name, want := range map[string]string{"busy": "finished", "stuck": "TimeoutError"} {
+		ch := map[string]<-chan *mcp.CallToolResult{"busy": busy, "stuck": stuck}[name]
+		select {
+		case res := <-ch:
+			if res == nil || !strings.Contains(resultText(res), want) {
+				t.Errorf("the %s execution, its pool closed by a reload: %v, want %q", name, res, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the %s execution did not end", name)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stuck execution did not end when its pool closed")
 	}
 	second := waitWorkers(t, 3)
 	for _, pid := range first {
@@ -116,19 +113,21 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 		}
 	}
 
-	// Stopping Caddy, with an execution running: no worker is left.
+	// Stopping Caddy, with an execution stuck: it ends at its timeout, and
+	// no worker is left.
 	stuck = runInBackground(t, "/code", `for (;;) {}`)
 	if err := caddy.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if pids := workerPids(t); len(pids) != 0 {
-		t.Errorf("workers left after Caddy stopped: %v", pids)
-	}
 	select {
-	case <-stuck:
+	case res := <-stuck:
+		if res == nil || !strings.Contains(resultText(res), "TimeoutError") {
+			t.Errorf("the execution running while Caddy stopped: %v", res)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the execution running while Caddy stopped never ended")
 	}
+	waitWorkers(t, 0)
 }
 
 // runInBackground starts an execution and returns where its result will

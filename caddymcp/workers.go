@@ -41,11 +41,22 @@ const (
 // settings: a reload that keeps them keeps the workers.
 var workerPools = caddy.NewUsagePool()
 
-// workerPool is a pool in workerPools.
-type workerPool struct{ *codemode.Pool }
+// workerPool is a pool in workerPools, with the logger of the handler
+// that loaded it last: the one of the config running now.
+type workerPool struct {
+	*codemode.Pool
+	logger *atomic.Pointer[zap.Logger]
+}
 
+// Destruct lets the executions still running finish, as Caddy lets the
+// requests of an old config finish after a reload; when Caddy exits, its
+// servers have had their grace period, and what still runs is stopped.
 func (p workerPool) Destruct() error {
-	p.Close()
+	if caddy.Exiting() {
+		p.Kill()
+	} else {
+		p.Close()
+	}
 	return nil
 }
 
@@ -54,27 +65,32 @@ func (p workerPool) Destruct() error {
 func loadWorkerPool(maxMemory int64, workers int, logger *zap.Logger) (string, *codemode.Pool, error) {
 	key := fmt.Sprintf("%d/%d", maxMemory, workers)
 	val, _, err := workerPools.LoadOrNew(key, func() (caddy.Destructor, error) {
+		current := new(atomic.Pointer[zap.Logger])
+		current.Store(logger) // before the first worker can fail
 		p, err := codemode.NewPool(codemode.PoolConfig{
 			MaxMemory: maxMemory,
 			Workers:   workers,
-			Notify:    workerNotice(logger),
+			Notify:    workerNotice(current.Load),
 		})
 		if err != nil {
 			return nil, err
 		}
-		return workerPool{p}, nil
+		return workerPool{p, current}, nil
 	})
 	if err != nil {
 		return "", nil, err
 	}
-	return key, val.(workerPool).Pool, nil
+	pool := val.(workerPool)
+	pool.logger.Store(logger)
+	return key, pool.Pool, nil
 }
 
 // workerNotice logs what a pool says of its workers, at most once a second
 // for a worker that cannot start (the pool retries on demand).
-func workerNotice(logger *zap.Logger) func(event string, pid int, detail string) {
+func workerNotice(loggerNow func() *zap.Logger) func(event string, pid int, detail string) {
 	var lastStartFailure atomic.Int64
 	return func(event string, pid int, detail string) {
+		logger := loggerNow()
 		if event == "worker_start_failed" {
 			now := time.Now().UnixNano()
 			if last := lastStartFailure.Load(); now-last < int64(time.Second) || !lastStartFailure.CompareAndSwap(last, now) {

@@ -297,20 +297,51 @@ func (p *Pool) Workers() int {
 	return len(p.all)
 }
 
-// Close stops every worker, idle, busy, starting or stopping, and waits
-// until their processes are gone. Executions still running get a
-// WorkerError.
-func (p *Pool) Close() {
+// Close stops the pool as a reload wants it: no execution starts in it
+// any more, idle and starting workers are stopped and reaped before it
+// returns, and a busy one finishes its execution (bounded by its timeout
+// and a grace) and is stopped then.
+func (p *Pool) Close() { p.shut(false) }
+
+// Kill stops every worker at once, busy ones too, and waits until their
+// processes are gone: executions still running get a WorkerError.
+func (p *Pool) Kill() { p.shut(true) }
+
+func (p *Pool) shut(killBusy bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
 	p.close()
+	busy := make(map[*worker]bool, len(p.all))
+	for w := range p.all {
+		busy[w] = true
+	}
+	for _, w := range p.idle {
+		delete(busy, w)
+		w.stop()
+	}
+	// Busy workers are stopped when their execution gives them back
+	// (put), and killed if it cannot (discard).
 	p.all = make(map[*worker]struct{})
 	p.idle = nil
-	for w := range p.procs {
-		w.kill(&Error{Kind: KindWorker, Message: "the execution was stopped: " + errPoolClosed.Error()})
+	if killBusy {
+		for w := range p.procs {
+			w.kill(&Error{Kind: KindWorker, Message: "the execution was stopped: " + errPoolClosed.Error()})
+		}
+		busy = nil
 	}
-	for len(p.procs) > 0 || p.starting > 0 {
+	for p.starting > 0 || len(p.procs) > countIn(p.procs, busy) {
 		p.gone.Wait()
 	}
+}
+
+// countIn is how many of procs are in set.
+func countIn(procs map[*worker]struct{}, set map[*worker]bool) int {
+	n := 0
+	for w := range procs {
+		if set[w] {
+			n++
+		}
+	}
+	return n
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
 )
 
 // processPool is a pool of this test binary's workers, closed at the end,
@@ -38,26 +40,10 @@ func processPool(t *testing.T, cfg PoolConfig) *Pool {
 // childPids lists the processes whose parent is this test process.
 func childPids(t *testing.T) []int {
 	t.Helper()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	if stats == nil {
+	if !proctest.Available() {
 		t.Skip("no /proc here: child processes cannot be counted")
 	}
-	var kids []int
-	self := os.Getpid()
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(self) && fields[0] != "Z" {
-			pid, _ := strconv.Atoi(strings.Fields(s)[0])
-			kids = append(kids, pid)
-		}
-	}
-	return kids
+	return proctest.Children(os.Getpid())
 }
 
 // waitFor waits up to 10 s for cond.
@@ -300,4 +286,43 @@ func residentMemory(t *testing.T) int64 {
 	}
 	pages, _ := strconv.ParseInt(strings.Fields(string(b))[1], 10, 64)
 	return pages * int64(os.Getpagesize())
+}
+
+// Close lets a busy worker finish its execution and stops it then, and
+// stops idle workers at once; Kill stops the busy ones too. Neither leaves
+// a process behind.
+func TestProcessPoolCloseDrainsKillStops(t *testing.T) {
+	for _, how := range []string{"Close", "Kill"} {
+		t.Run(how, func(t *testing.T) {
+			p := processPool(t, PoolConfig{Workers: 2})
+			r := NewProcessRunner(Limits{Timeout: 10 * time.Second}, p)
+			waitFor(t, "two warm workers", func() bool { return len(childPids(t)) == 2 })
+			done := make(chan *Result, 1)
+			go func() {
+				done <- r.Run(context.Background(), `const end = Date.now() + 700; while (Date.now() < end) {} return "finished"`, nil)
+			}()
+			time.Sleep(200 * time.Millisecond)
+			start := time.Now()
+			if how == "Close" {
+				p.Close()
+			} else {
+				p.Kill()
+			}
+			closed := time.Since(start)
+			if n := len(childPids(t)); how == "Close" && n != 1 || how == "Kill" && n != 0 {
+				t.Errorf("%d worker processes after %s returned", n, how)
+			}
+			res := <-done
+			if how == "Close" {
+				wantValue(t, res, `"finished"`)
+				if closed > 400*time.Millisecond {
+					t.Errorf("Close waited %v: for the busy worker", closed)
+				}
+			} else {
+				wantError(t, res, KindWorker, "shutting down")
+			}
+			waitFor(t, "no worker left", func() bool { return len(childPids(t)) == 0 })
+			wantError(t, r.Run(context.Background(), `return 1`, nil), KindWorker, "shutting down")
+		})
+	}
 }

@@ -139,10 +139,6 @@ func (x *workerRun) handle(m *message) (res *Result, done, ok bool) {
 			x.lines = append(x.lines, m.Line)
 			x.size += len(m.Line) + 1
 		}
-	case msgCall:
-		if why := x.startCall(m); why != "" {
-			return broken(why)
-		}
 	case msgDone:
 		if m.Result == nil {
 			return broken("finished without a result")

@@ -9,48 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
 )
-
-// childrenOf lists the live processes whose parent is pid.
-func childrenOf(pid int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var kids []int
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) && fields[0] != "Z" {
-			kid, _ := strconv.Atoi(strings.Fields(s)[0])
-			kids = append(kids, kid)
-		}
-	}
-	slices.Sort(kids)
-	return kids
-}
-
-// alive reports which of pids still run (zombies do not count).
-func alive(pids []int) []int {
-	var live []int
-	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && f[0] != "Z" {
-			live = append(live, pid)
-		}
-	}
-	return live
-}
 
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -87,7 +52,7 @@ func TestWorkersEndWithCaddy(t *testing.T) {
 			pid := p.cmd.Process.Pid
 			var workers []int
 			waitFor(t, "two workers", func() bool {
-				workers = childrenOf(pid)
+				workers = proctest.Children(pid)
 				return len(workers) == 2
 			})
 
@@ -101,7 +66,7 @@ func TestWorkersEndWithCaddy(t *testing.T) {
 			}
 			go held.finish()
 			waitFor(t, "the execution to start", func() bool {
-				return len(childrenOf(pid)) > 0 && busyWorker(workers)
+				return len(proctest.Children(pid)) > 0 && busyWorker(workers)
 			})
 
 			switch how {
@@ -121,7 +86,7 @@ func TestWorkersEndWithCaddy(t *testing.T) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				<-p.done
 			}
-			waitFor(t, "the workers to end", func() bool { return len(alive(workers)) == 0 })
+			waitFor(t, "the workers to end", func() bool { return !slices.ContainsFunc(workers, proctest.Running) })
 		})
 	}
 }
@@ -130,17 +95,8 @@ func TestWorkersEndWithCaddy(t *testing.T) {
 // execution runs.
 func busyWorker(pids []int) bool {
 	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		// state is f[0]; utime is field 14 of stat, f[11] here.
-		if len(f) > 11 {
-			if ticks, _ := strconv.Atoi(f[11]); ticks > 10 {
-				return true
-			}
+		if st, ok := proctest.Read(pid); ok && st.UserTicks > 10 {
+			return true
 		}
 	}
 	return false
@@ -220,7 +176,7 @@ func TestWorkersAfterTheBinaryIsReplaced(t *testing.T) {
 	execute("before")
 	var workers []int
 	waitFor(t, "a worker", func() bool {
-		workers = childrenOf(cmd.Process.Pid)
+		workers = proctest.Children(cmd.Process.Pid)
 		return len(workers) == 1
 	})
 
@@ -234,7 +190,7 @@ func TestWorkersAfterTheBinaryIsReplaced(t *testing.T) {
 	}
 	_ = syscall.Kill(workers[0], syscall.SIGKILL)
 	waitFor(t, "a replacement worker", func() bool {
-		kids := childrenOf(cmd.Process.Pid)
+		kids := proctest.Children(cmd.Process.Pid)
 		return len(kids) == 1 && kids[0] != workers[0]
 	})
 	execute("after the binary was replaced")
