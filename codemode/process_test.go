@@ -299,25 +299,24 @@ func TestProcessPoolCloseDrainsKillStops(t *testing.T) {
 			waitFor(t, "two warm workers", func() bool { return len(childPids(t)) == 2 })
 			done := make(chan *Result, 1)
 			go func() {
-				done <- r.Run(context.Background(), `const end = Date.now() + 700; while (Date.now() < end) {} return "finished"`, nil)
+				done <- r.Run(context.Background(), `const end = Date.now() + 3000; while (Date.now() < end) {} return "finished"`, nil)
 			}()
 			time.Sleep(200 * time.Millisecond)
-			start := time.Now()
 			if how == "Close" {
 				p.Close()
 			} else {
 				p.Kill()
 			}
-			closed := time.Since(start)
+			running := len(done) == 0
 			if n := len(childPids(t)); how == "Close" && n != 1 || how == "Kill" && n != 0 {
 				t.Errorf("%d worker processes after %s returned", n, how)
 			}
 			res := <-done
 			if how == "Close" {
-				wantValue(t, res, `"finished"`)
-				if closed > 400*time.Millisecond {
-					t.Errorf("Close waited %v: for the busy worker", closed)
+				if !running {
+					t.Error("Close waited for the busy execution")
 				}
+				wantValue(t, res, `"finished"`)
 			} else {
 				wantError(t, res, KindWorker, "shutting down")
 			}
