@@ -26,6 +26,8 @@ import (
 
 	_ "github.com/caddy-mcp/caddy-mcp"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // The ports Caddyfile.example uses; the test swaps them for free ones.
@@ -232,7 +234,7 @@ func (s *session) call(t *testing.T, tool string, args map[string]any) *mcp.Call
 func (s *session) ok(t *testing.T, tool string, args map[string]any) string {
 	t.Helper()
 	res := s.call(t, tool, args)
-	text := resultText(res)
+	text := mcptest.ResultText(res)
 	if res.IsError {
 		t.Fatalf("%s %v: tool error: %s", tool, args, text)
 	}
@@ -243,20 +245,10 @@ func (s *session) ok(t *testing.T, tool string, args map[string]any) string {
 func (s *session) fails(t *testing.T, tool string, args map[string]any, want string) {
 	t.Helper()
 	res := s.call(t, tool, args)
-	text := resultText(res)
+	text := mcptest.ResultText(res)
 	if !res.IsError || !strings.Contains(text, want) {
 		t.Errorf("%s %v: isError=%v %q, want a tool error with %q", tool, args, res.IsError, text, want)
 	}
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := mcp.AsTextContent(c); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 type orderList struct {
@@ -300,7 +292,7 @@ func (s *session) checkTools(t *testing.T) {
 		}
 		res := s.call(t, "list_orders", map[string]any{"status": "shipped"})
 		var shipped orderList
-		unmarshal(t, resultText(res), &shipped)
+		unmarshal(t, mcptest.ResultText(res), &shipped)
 		if shipped.Count == 0 || shipped.Count != len(shipped.Orders) {
 			t.Errorf("list_orders shipped: count %d, %d orders", shipped.Count, len(shipped.Orders))
 		}

@@ -42,6 +42,8 @@ import (
 	_ "github.com/caddy-mcp/caddy-mcp"
 	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // everythingMain is server-everything's entry point, relative to interop/.
@@ -137,7 +139,7 @@ try {
 
 			t.Run("an uncaught failing call fails the execution with the backend's message", func(t *testing.T) {
 				res := s.call(t, `await everything.get_structured_content({ location: "Atlantis" }); return "no error";`)
-				text := resultText(res)
+				text := mcptest.ResultText(res)
 				t.Logf("execution error: %s", text)
 				if !res.IsError || !strings.Contains(text, "everything.get_structured_content: ") || !strings.Contains(text, "location") {
 					t.Errorf("isError=%v %q; want an execution error naming everything.get_structured_content and location", res.IsError, text)
@@ -570,7 +572,7 @@ func (s *session) execute(t *testing.T, code string) *mcp.CallToolResult {
 	t.Helper()
 	res := s.call(t, code)
 	if res.IsError {
-		t.Fatalf("execute: isError: %s", resultText(res))
+		t.Fatalf("execute: isError: %s", mcptest.ResultText(res))
 	}
 	return res
 }
@@ -609,14 +611,4 @@ func (s *session) wantResult(t *testing.T, res *mcp.CallToolResult, wantJSON str
 	if !reflect.DeepEqual(logs, wantLogs) {
 		t.Errorf("logs %q, want %q", logs, wantLogs)
 	}
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := mcp.AsTextContent(c); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }

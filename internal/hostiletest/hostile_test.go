@@ -23,11 +23,12 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	_ "github.com/caddy-mcp/caddy-mcp"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // The storm's shape.
@@ -136,22 +137,7 @@ func startCaddy(t *testing.T, restURL string) string {
 // connect returns an initialized MCP client of the codemode endpoint.
 func connect(t *testing.T, url string) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPTimeout(requestTimeout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr)
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "hostiletest", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
+	c, _ := mcptest.Connect(t, url, mcptest.Options{Name: "hostiletest", HTTPTimeout: requestTimeout})
 	return c
 }
 

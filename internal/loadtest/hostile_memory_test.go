@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // addressSpaceLimit is the RLIMIT_AS the Caddy of TestHostileMemory runs
@@ -269,11 +271,11 @@ func TestHostileMemory(t *testing.T) {
 		return res.Tools[0].Description, nil
 	}
 	execute := func() error {
-		res, err := callTool(code, "execute", map[string]any{"code": "return 1"})
+		res, err := mcptest.CallTool(code, "execute", map[string]any{"code": "return 1"})
 		if err != nil {
 			return err
 		}
-		if text := resultText(res); res.IsError || !strings.Contains(text, "1") {
+		if text := mcptest.ResultText(res); res.IsError || !strings.Contains(text, "1") {
 			return fmt.Errorf("execute of `return 1`: isError %v: %.300s", res.IsError, text)
 		}
 		return nil
@@ -313,7 +315,7 @@ func TestHostileMemory(t *testing.T) {
 			}
 		}
 	}()
-	_, _ = callTool(code, "execute", map[string]any{"code": `for (const f of [() => flood.x({}), () => pager.p0({}), () => same.t({})]) { try { await f() } catch {} } return 1`})
+	_, _ = mcptest.CallTool(code, "execute", map[string]any{"code": `for (const f of [() => flood.x({}), () => pager.p0({}), () => same.t({})]) { try { await f() } catch {} } return 1`})
 
 	bomb := validationBomb()
 	var wg sync.WaitGroup

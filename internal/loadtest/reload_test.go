@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // reloadLimit bounds `caddy reload`: no GET stream, no session, nothing
@@ -176,7 +178,7 @@ func TestReloadMCP(t *testing.T) {
 
 	for _, era := range eras {
 		c, _ := connect(t, endpoint, era, nil)
-		if got, want := toolNames(t, c), []string{"get_customer", "get_legacy_order", "get_order"}; !slices.Equal(got, want) {
+		if got, want := mcptest.ToolNames(t, c), []string{"get_customer", "get_legacy_order", "get_order"}; !slices.Equal(got, want) {
 			t.Fatalf("tools before the reload (%s): %q, want %q", era, got, want)
 		}
 	}
@@ -338,14 +340,14 @@ func TestReloadMCP(t *testing.T) {
 	// The new tool list, from new clients.
 	for _, era := range eras {
 		c, _ := connect(t, endpoint, era, nil)
-		if got, want := toolNames(t, c), []string{"get_customer", "get_order", "get_stock"}; !slices.Equal(got, want) {
+		if got, want := mcptest.ToolNames(t, c), []string{"get_customer", "get_order", "get_stock"}; !slices.Equal(got, want) {
 			t.Errorf("tools after the reload (%s): %q, want %q", era, got, want)
 		}
-		res, err := callTool(c, "get_stock", map[string]any{"sku": "TEA-2"})
-		if err != nil || res.IsError || !strings.Contains(resultText(res), stockMarker) {
+		res, err := mcptest.CallTool(c, "get_stock", map[string]any{"sku": "TEA-2"})
+		if err != nil || res.IsError || !strings.Contains(mcptest.ResultText(res), stockMarker) {
 			t.Errorf("get_stock after the reload (%s): %v %+v", era, err, res)
 		}
-		if _, err := callTool(c, "get_legacy_order", map[string]any{"id": "R-4"}); err == nil {
+		if _, err := mcptest.CallTool(c, "get_legacy_order", map[string]any{"id": "R-4"}); err == nil {
 			t.Errorf("get_legacy_order after the reload (%s): no error", era)
 		}
 	}
@@ -449,8 +451,8 @@ func TestReloadCodeMode(t *testing.T) {
 		}
 		deadline := time.Now().Add(15 * time.Second)
 		for {
-			res, err := callTool(c, "execute", map[string]any{"code": codeTwoCalls})
-			if err == nil && !res.IsError && strings.Contains(resultText(res), customerName) {
+			res, err := mcptest.CallTool(c, "execute", map[string]any{"code": codeTwoCalls})
+			if err == nil && !res.IsError && strings.Contains(mcptest.ResultText(res), customerName) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -526,8 +528,8 @@ func TestReloadCodeMode(t *testing.T) {
 		if era == eraLegacy && info.Instructions != "second config" {
 			t.Errorf("instructions after the reload: %q, want %q", info.Instructions, "second config")
 		}
-		res, err := callTool(c, "execute", map[string]any{"code": codeTwoCalls})
-		if err != nil || res.IsError || !strings.Contains(resultText(res), customerName) {
+		res, err := mcptest.CallTool(c, "execute", map[string]any{"code": codeTwoCalls})
+		if err != nil || res.IsError || !strings.Contains(mcptest.ResultText(res), customerName) {
 			t.Errorf("code after the reload (%s): %v %+v", era, err, res)
 		}
 	}

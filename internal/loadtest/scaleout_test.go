@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // instanceSites is the config of both instances behind the front proxy:
@@ -118,12 +120,12 @@ func TestScaleOut(t *testing.T) {
 	callAll := func(t *testing.T, ec eraClient) (failed int) {
 		t.Helper()
 		for _, k := range calls {
-			res, err := callTool(ec.c, k.tool, k.args)
+			res, err := mcptest.CallTool(ec.c, k.tool, k.args)
 			switch {
 			case err != nil:
 				t.Errorf("%s %v (%s): %v", k.tool, k.args, ec.era, err)
 				failed++
-			case res.IsError || !strings.Contains(resultText(res), k.want):
+			case res.IsError || !strings.Contains(mcptest.ResultText(res), k.want):
 				t.Errorf("%s %v (%s): %+v", k.tool, k.args, ec.era, res)
 				failed++
 			}
@@ -137,7 +139,7 @@ func TestScaleOut(t *testing.T) {
 		c, _ := connect(t, endpoint, era, &http.Client{Transport: rec})
 		ec := eraClient{era, c, rec}
 		clients = append(clients, ec)
-		if got, want := toolNames(t, c), []string{"get_customer", "get_order", "slow"}; !slices.Equal(got, want) {
+		if got, want := mcptest.ToolNames(t, c), []string{"get_customer", "get_order", "slow"}; !slices.Equal(got, want) {
 			t.Errorf("tools (%s): %q, want %q", era, got, want)
 		}
 		callAll(t, ec)
@@ -164,7 +166,7 @@ func TestScaleOut(t *testing.T) {
 	inflight := clients[0]
 	n := inflight.rec.count()
 	if last := inflight.rec.since(n - 1)[0]; last != "a" {
-		if _, err := callTool(inflight.c, "get_order", map[string]any{"id": "S-4"}); err != nil {
+		if _, err := mcptest.CallTool(inflight.c, "get_order", map[string]any{"id": "S-4"}); err != nil {
 			t.Fatal(err)
 		}
 		n++
@@ -175,9 +177,9 @@ func TestScaleOut(t *testing.T) {
 	}
 	slowDone := make(chan result, 1)
 	go func() {
-		res, err := callTool(inflight.c, "slow", map[string]any{"ms": 1000})
+		res, err := mcptest.CallTool(inflight.c, "slow", map[string]any{"ms": 1000})
 		if err == nil {
-			slowDone <- result{text: resultText(res)}
+			slowDone <- result{text: mcptest.ResultText(res)}
 			return
 		}
 		slowDone <- result{err: err}
@@ -193,7 +195,7 @@ func TestScaleOut(t *testing.T) {
 	// Every later request succeeds, answered by a.
 	for _, ec := range clients {
 		before := ec.rec.count()
-		if got, want := toolNames(t, ec.c), []string{"get_customer", "get_order", "slow"}; !slices.Equal(got, want) {
+		if got, want := mcptest.ToolNames(t, ec.c), []string{"get_customer", "get_order", "slow"}; !slices.Equal(got, want) {
 			t.Errorf("tools after b stopped (%s): %q, want %q", ec.era, got, want)
 		}
 		callAll(t, ec)

@@ -1,0 +1,135 @@
+// Package mcptest holds what tests of several packages need to talk MCP to
+// a running endpoint: an initialized mcp-go client, a bounded tool call,
+// the text of a result, and go-httpbin as a REST upstream.
+package mcptest
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mccutchen/go-httpbin/v2/httpbin"
+)
+
+// Timeout bounds each request a helper here makes.
+const Timeout = 20 * time.Second
+
+// Options are what a test may change of a client; the zero value is a
+// client of the default transport, sending no extra header.
+type Options struct {
+	// Era is the protocol revision the client asks for; empty means
+	// mcp-go's latest. The negotiated one must be it.
+	Era string
+	// Headers are sent with every request.
+	Headers map[string]string
+	// HTTPClient, when set, sends the requests.
+	HTTPClient *http.Client
+	// Name is the client's name in its initialize request.
+	Name string
+	// HTTPTimeout bounds each HTTP request of the client; default Timeout.
+	HTTPTimeout time.Duration
+}
+
+// Connect returns an initialized mcp-go client of url, closed when the
+// test ends, and the initialize result.
+func Connect(t testing.TB, url string, o Options) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
+	httpTimeout := o.HTTPTimeout
+	if httpTimeout == 0 {
+		httpTimeout = Timeout
+	}
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPTimeout(httpTimeout)}
+	if o.Headers != nil {
+		opts = append(opts, transport.WithHTTPHeaders(o.Headers))
+	}
+	if o.HTTPClient != nil {
+		opts = append(opts, transport.WithHTTPBasicClient(o.HTTPClient))
+	}
+	tr, err := transport.NewStreamableHTTP(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	era := o.Era
+	if era == "" {
+		era = mcp.LATEST_PROTOCOL_VERSION
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(era))
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = era
+	req.Params.ClientInfo = mcp.Implementation{Name: cmp(o.Name, "caddy-mcp-test"), Version: "1"}
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
+		t.Fatalf("initialize %s (%s): %v", url, era, err)
+	}
+	if res.ProtocolVersion != era {
+		t.Fatalf("initialize %s: negotiated %s, want %s", url, res.ProtocolVersion, era)
+	}
+	return c, res
+}
+
+func cmp(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+// CallTool calls a tool, bounded by Timeout.
+func CallTool(c *client.Client, name string, args any) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	return c.CallTool(ctx, req)
+}
+
+// ToolNames lists the endpoint's tools, sorted.
+func ToolNames(t testing.TB, c *client.Client) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ResultText joins the text content of a result.
+func ResultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := mcp.AsTextContent(c); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// StartHTTPBin runs go-httpbin on 127.0.0.1, stopped when the test ends,
+// and returns its base URL.
+func StartHTTPBin(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(httpbin.New(httpbin.WithMaxDuration(10 * time.Second)))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
