@@ -72,7 +72,7 @@ type Backend struct {
 	http *http.Client
 
 	mu        sync.Mutex
-	client    *conn
+	conn      *conn // the current connection; nil while there is none
 	tools     []RemoteTool
 	listedAt  time.Time
 	lastErr   error
@@ -131,7 +131,7 @@ func NewBackend(cfg BackendConfig) *Backend {
 		stopped:   make(chan struct{}),
 		http: &http.Client{
 			Transport: boundAnswers{limit: cfg.MaxResponseSize, stream: cfg.MaxStreamSize, sse: cfg.Transport == TransportSSE,
-				base: newRetryStale(&http.Transport{
+				base: newRetryStaleConn(&http.Transport{
 					DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 					MaxIdleConnsPerHost: 64,
 					IdleConnTimeout:     90 * time.Second,
@@ -151,8 +151,8 @@ func (b *Backend) Close() error {
 	b.closeOne.Do(func() { close(b.stop) })
 	<-b.stopped
 	b.mu.Lock()
-	cn := b.client
-	b.client = nil
+	cn := b.conn
+	b.conn = nil
 	b.mu.Unlock()
 	if cn != nil {
 		cn.close()
@@ -181,7 +181,7 @@ func (b *Backend) Tools(ctx context.Context, wait time.Time) ([]RemoteTool, erro
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.client == nil {
+	if b.conn == nil {
 		if b.lastErr != nil {
 			return nil, b.lastErr
 		}

@@ -361,13 +361,13 @@ func TestSSEBackend(t *testing.T) {
 	for i, event := range []string{"after connecting", "after the stream ended"} {
 		if i == 1 {
 			b.mu.Lock()
-			before := b.client
+			before := b.conn
 			b.mu.Unlock()
 			ts.CloseClientConnections()
 			waitFor(t, "a new connection", func() bool {
 				b.mu.Lock()
 				defer b.mu.Unlock()
-				return b.client != nil && b.client != before
+				return b.conn != nil && b.conn != before
 			})
 		}
 		out, err := b.Call(context.Background(), "echo", json.RawMessage(`{"word":"hi"}`))

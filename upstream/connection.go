@@ -10,7 +10,12 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/version"
 )
+
+// clientInfo is what the backend client reports of itself.
+var clientInfo = mcp.Implementation{Name: version.Name, Version: version.Version}
 
 // conn is one initialized connection to the backend.
 type conn struct {
@@ -32,7 +37,7 @@ func (cn *conn) close() {
 func (b *Backend) connected(ctx context.Context) (*conn, error) {
 	for tries := 0; tries < 2; tries++ {
 		b.mu.Lock()
-		cn, settled, lastErr, held := b.client, b.settled, b.lastErr, time.Now().Before(b.holdUntil)
+		cn, settled, lastErr, held := b.conn, b.settled, b.lastErr, time.Now().Before(b.holdUntil)
 		b.mu.Unlock()
 		if cn != nil {
 			return cn, nil
@@ -68,8 +73,8 @@ func (b *Backend) streamLost(cn *conn) error {
 func (b *Backend) drop(cn *conn, err error) {
 	err = cleanMCPError(err)
 	b.mu.Lock()
-	if b.client == cn {
-		b.client, b.lastErr = nil, err
+	if b.conn == cn {
+		b.conn, b.lastErr = nil, err
 	}
 	b.mu.Unlock()
 	go cn.close()
@@ -93,7 +98,7 @@ func (b *Backend) lose(cn *conn, err error, cancelAttempt context.CancelFunc) {
 	if cn.streamLost == nil {
 		cn.streamLost = err
 	}
-	current := b.client == cn
+	current := b.conn == cn
 	if current {
 		if time.Since(cn.since) > time.Minute {
 			b.strikes = 0
@@ -125,7 +130,7 @@ func (b *Backend) loop() {
 	backoff := 250 * time.Millisecond
 	for {
 		b.mu.Lock()
-		up, hold := b.client != nil, time.Until(b.holdUntil)
+		up, hold := b.conn != nil, time.Until(b.holdUntil)
 		b.mu.Unlock()
 		if !up {
 			if hold > 0 && !b.sleep(hold, false) {
@@ -215,7 +220,7 @@ func (b *Backend) connect() error {
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "caddy-mcp", Version: "0.1.0"}
+	init.Params.ClientInfo = clientInfo
 	initialized, err := c.Initialize(calls, init)
 	if err != nil {
 		return b.failConnect(cn, state, err)
@@ -233,7 +238,7 @@ func (b *Backend) connect() error {
 		return b.failConnect(cn, state, cn.streamLost)
 	}
 	cn.since = time.Now()
-	b.client, b.lastErr = cn, nil
+	b.conn, b.lastErr = cn, nil
 	b.setTools(tools)
 	b.setInstructions(initialized.Instructions)
 	b.mu.Unlock()

@@ -10,7 +10,7 @@ import (
 	"syscall"
 )
 
-// retryStale sends a request once more, on a new connection, when it
+// retryStaleConn sends a request once more, on a new connection, when it
 // failed on a pooled connection that the backend had closed (it
 // restarted, or dropped idle connections) before answering anything.
 // net/http does this itself only for requests it deems idempotent, and
@@ -22,18 +22,18 @@ import (
 // backend that closed one idle connection has usually closed them all (a
 // restart, or the shutdown of its servers on every Caddy reload), and
 // another pooled connection would fail the same way.
-type retryStale struct {
+type retryStaleConn struct {
 	base  *http.Transport
 	fresh *http.Transport // base's settings, without keep-alive
 }
 
-func newRetryStale(base *http.Transport) retryStale {
+func newRetryStaleConn(base *http.Transport) retryStaleConn {
 	fresh := base.Clone()
 	fresh.DisableKeepAlives = true
-	return retryStale{base: base, fresh: fresh}
+	return retryStaleConn{base: base, fresh: fresh}
 }
 
-func (t retryStale) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t retryStaleConn) RoundTrip(req *http.Request) (*http.Response, error) {
 	reused, closedBefore := false, false
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		reused = info.Reused
@@ -61,7 +61,7 @@ func (t retryStale) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.fresh.RoundTrip(again)
 }
 
-func (t retryStale) CloseIdleConnections() {
+func (t retryStaleConn) CloseIdleConnections() {
 	t.base.CloseIdleConnections()
 	t.fresh.CloseIdleConnections()
 }

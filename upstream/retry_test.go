@@ -65,12 +65,12 @@ func (s *droppingServer) count() int {
 	return len(s.received)
 }
 
-// TestRetryStaleAfterTheRequestWentOut: a request lost on a pooled
+// TestRetryStaleConnAfterTheRequestWentOut: a request lost on a pooled
 // connection after it was sent goes out again on a new connection only if
 // running it twice is harmless: not a tools/call, or a call of a tool the
 // backend marks read-only or idempotent. Any other call fails, and the
 // backend has seen it once.
-func TestRetryStaleAfterTheRequestWentOut(t *testing.T) {
+func TestRetryStaleConnAfterTheRequestWentOut(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		state     *callState
@@ -82,7 +82,7 @@ func TestRetryStaleAfterTheRequestWentOut(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := startDroppingServer(t)
-			rt := newRetryStale(&http.Transport{})
+			rt := newRetryStaleConn(&http.Transport{})
 			defer rt.CloseIdleConnections()
 			send := func(body string) (*http.Response, error) {
 				ctx := context.Background()

@@ -56,7 +56,7 @@ func (b *Backend) listTools(ctx context.Context, c *client.Client) ([]RemoteTool
 			params["_meta"] = map[string]any{
 				mcp.MetaKeyProtocolVersion:    v,
 				mcp.MetaKeyClientCapabilities: map[string]any{},
-				mcp.MetaKeyClientInfo:         mcp.Implementation{Name: "caddy-mcp", Version: "0.1.0"},
+				mcp.MetaKeyClientInfo:         clientInfo,
 			}
 			encoded, _ := json.Marshal(params)
 			header = http.Header{}
@@ -223,7 +223,7 @@ func (b *Backend) relist() {
 // Caddy, whose list was read from the previous config.
 func (b *Backend) Relist(ctx context.Context) {
 	b.mu.Lock()
-	cn := b.client
+	cn := b.conn
 	b.mu.Unlock()
 	if cn == nil {
 		return
