@@ -50,7 +50,9 @@ type BackendConfig struct {
 	// again; default 5 minutes. mcp-go's client opens no listening stream,
 	// so list_changed notifications may never arrive.
 	RefreshInterval time.Duration
-	Logger          *zap.Logger
+	// Logger receives the backend's log lines until SetLogger replaces
+	// it. Default: none, the lines are dropped.
+	Logger *zap.Logger
 }
 
 // RemoteTool is one backend tool, its schemas as the backend sent them.
@@ -92,6 +94,7 @@ type Backend struct {
 	stopped  chan struct{}
 	closeOne sync.Once
 	reqID    atomic.Int64
+	logger   atomic.Pointer[zap.Logger]
 }
 
 // NewBackend starts connecting to the backend in the background; it never
@@ -118,9 +121,6 @@ func NewBackend(cfg BackendConfig) *Backend {
 	if cfg.MaxToolsSize <= 0 {
 		cfg.MaxToolsSize = DefaultMaxBackendToolsSize
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
 	b := &Backend{
 		cfg:       cfg,
 		firstConn: make(chan struct{}),
@@ -142,8 +142,19 @@ func NewBackend(cfg BackendConfig) *Backend {
 		},
 	}
 	b.reqID.Store(1 << 40)
+	b.SetLogger(cfg.Logger)
 	go b.loop()
 	return b
+}
+
+// SetLogger sends the backend's log lines to logger from now on: a
+// backend shared by successive configs logs to the newest one's. A nil
+// logger drops them.
+func (b *Backend) SetLogger(logger *zap.Logger) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	b.logger.Store(logger)
 }
 
 // Close stops the connection loop and closes the client.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // rpcMessage is what the hand-written servers read of a request.
@@ -385,4 +388,38 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("no %s within 10s", what)
 		}
 	}
+}
+
+// TestSetLogger: after SetLogger the backend's lines go to the new logger,
+// and no longer to the one it was made with.
+func TestSetLogger(t *testing.T) {
+	first, firstLogs := observer.New(zap.DebugLevel)
+	second, secondLogs := observer.New(zap.DebugLevel)
+	b := NewBackend(BackendConfig{Name: "down", URL: "http://" + closedAddr(t) + "/mcp", Logger: zap.New(first)})
+	t.Cleanup(func() { b.Close() })
+	waitFor(t, "line on the first logger", func() bool { return firstLogs.FilterMessage("backend unavailable").Len() > 0 })
+	b.SetLogger(zap.New(second))
+	waitFor(t, "line on the new logger", func() bool { return secondLogs.Len() > 0 })
+	// The loop, which writes these lines, has taken the new logger: what it
+	// writes next goes there too, and the first logger gets nothing more.
+	before := firstLogs.Len()
+	waitFor(t, "second line on the new logger", func() bool { return secondLogs.Len() > 1 })
+	if after := firstLogs.Len(); after != before {
+		t.Errorf("the first logger got %d lines after the new one had its first", after-before)
+	}
+	if line := secondLogs.All()[0]; line.Message != "backend unavailable" || line.ContextMap()["backend"] != "down" {
+		t.Errorf("the line: %s %v", line.Message, line.ContextMap())
+	}
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }

@@ -139,7 +139,7 @@ func (b *Backend) loop() {
 			err := b.connect()
 			b.settle()
 			if err != nil {
-				b.cfg.Logger.Debug("backend unavailable", zap.String("backend", b.cfg.Name), zap.Error(err), zap.Duration("retry_in", backoff))
+				b.logger.Load().Debug("backend unavailable", zap.String("backend", b.cfg.Name), zap.Error(err), zap.Duration("retry_in", backoff))
 				if !b.sleep(backoff, true) {
 					return
 				}
@@ -243,7 +243,7 @@ func (b *Backend) connect() error {
 	b.setInstructions(initialized.Instructions)
 	b.mu.Unlock()
 	b.firstOnce.Do(func() { close(b.firstConn) })
-	b.cfg.Logger.Debug("backend connected", zap.String("backend", b.cfg.Name),
+	b.logger.Load().Debug("backend connected", zap.String("backend", b.cfg.Name),
 		zap.String("protocol", c.ProtocolVersion()), zap.Int("tools", len(tools)))
 	return nil
 }

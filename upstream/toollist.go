@@ -199,7 +199,7 @@ func (b *Backend) noteRefusal(l *toolList) {
 	b.refusal = key
 	b.mu.Unlock()
 	if changed && key != "" {
-		b.cfg.Logger.Warn("backend tools refused", zap.String("backend", b.cfg.Name), zap.String("reason", l.reason),
+		b.logger.Load().Warn("backend tools refused", zap.String("backend", b.cfg.Name), zap.String("reason", l.reason),
 			zap.Int("kept", len(l.tools)), zap.Int("refused", l.refused), zap.Bool("more_pages_unread", l.more))
 	}
 }
