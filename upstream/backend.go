@@ -157,7 +157,7 @@ func (b *Backend) SetLogger(logger *zap.Logger) {
 	b.logger.Store(logger)
 }
 
-// Close stops the connection loop and closes the client.
+// Close stops the connection loop and closes the connection.
 func (b *Backend) Close() error {
 	b.closeOne.Do(func() { close(b.stop) })
 	<-b.stopped

@@ -211,7 +211,8 @@ func (b *Backend) askRefresh() {
 	}
 }
 
-// relist lists the tools again on the current client.
+// relist lists the tools again on the current connection, within the
+// backend's timeout.
 func (b *Backend) relist() {
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
 	defer cancel()
