@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -290,60 +289,22 @@ func TestCallAgainOnStaleSession(t *testing.T) {
 	}
 }
 
-// TestStaleSession: the classification goes by the status the transport
-// saw and by error types, never by an error's text.
-func TestStaleSession(t *testing.T) {
-	text := errors.New("transport error: request failed with status 400: invalid session, session not found, terminated")
-	tests := []struct {
-		name    string
-		status  int
-		session bool
-		err     error
-		want    bool
-	}{
-		{"404 to a request with a session", 404, true, transport.ErrSessionTerminated, true},
-		{"400 to a request with a session", 400, true, text, true},
-		{"not sent: the session had ended", 0, false, fmt.Errorf("failed to send request: %w", transport.ErrSessionTerminated), true},
-		{"400 to a request without a session", 400, false, text, false},
-		{"404 to a request without a session", 404, false, transport.ErrSessionTerminated, false},
-		{"200 with an error naming the session", 200, true, errors.New("invalid session token"), false},
-		{"202 on the SSE transport, the error from the stream", 202, true, errors.New("session expired"), false},
-		{"500 naming the session", 500, true, text, false},
-		{"401", 401, true, transport.ErrAuthorizationRequired, false},
-		{"200, and the resume of its stream got 404", 200, true, fmt.Errorf("failed to resume the SSE stream for the response: %w", transport.ErrSessionTerminated), false},
-		{"no answer, an error's text only", 0, false, errors.New("session terminated (404). need to re-initialize"), false},
+// TestCallRefusedOnEveryNewSession: a backend that refuses the call as
+// stale on the new session too is not asked a third time: the call fails
+// as unavailable after one reconnection.
+func TestCallRefusedOnEveryNewSession(t *testing.T) {
+	rb := startRawBackend(t, &rawBackend{call: func(w http.ResponseWriter, msg rpcMessage) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"session not found"}}`)
+	}})
+	b := connectedBackend(t, BackendConfig{URL: rb.url()})
+	_, err := b.Call(context.Background(), "charge", json.RawMessage(`{}`))
+	if err == nil || !strings.HasPrefix(err.Error(), "unavailable: ") {
+		t.Errorf("err %v, want the backend unavailable", err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			state := new(callState)
-			if tt.status != 0 {
-				state.answered(tt.status, tt.session)
-			}
-			if got := staleSession(tt.err, state); got != tt.want {
-				t.Errorf("staleSession = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestUnknownTool(t *testing.T) {
-	rpcErr := func(code int, msg string) error {
-		return (&mcp.JSONRPCErrorDetails{Code: code, Message: msg}).AsError()
-	}
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"-32602 from mcp-go", rpcErr(mcp.INVALID_PARAMS, "tool 'x' not found: tool not found"), true},
-		{"-32601", rpcErr(mcp.METHOD_NOT_FOUND, "no such method"), true},
-		{"-32000 saying the tool is unknown", rpcErr(-32000, "unknown tool: x"), false},
-		{"a transport error saying the tool is not found", errors.New("tool not found"), false},
-	}
-	for _, tt := range tests {
-		if got := unknownTool(tt.err); got != tt.want {
-			t.Errorf("%s: unknownTool = %v, want %v", tt.name, got, tt.want)
-		}
+	if received, _ := rb.counts(); received != 2 {
+		t.Errorf("the backend received the call %d times, want 2 (once more on a new session)", received)
 	}
 }
 
