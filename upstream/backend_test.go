@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -305,39 +303,6 @@ func TestCallRefusedOnEveryNewSession(t *testing.T) {
 	}
 	if received, _ := rb.counts(); received != 2 {
 		t.Errorf("the backend received the call %d times, want 2 (once more on a new session)", received)
-	}
-}
-
-// TestSSEBackend: a backend of the SSE transport (mcp-go's server) answers
-// calls after the connection is made, and after its event stream ends the
-// backend reconnects: the answers come on that stream.
-func TestSSEBackend(t *testing.T) {
-	srv := server.NewMCPServer("sse", "1")
-	srv.AddTool(mcp.NewTool("echo", mcp.WithString("word")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("echo " + req.GetString("word", "")), nil
-	})
-	ts := httptest.NewUnstartedServer(nil)
-	ts.Config.Handler = server.NewSSEServer(srv, server.WithBaseURL("http://"+ts.Listener.Addr().String()))
-	ts.Start()
-	t.Cleanup(ts.Close) // after the backend's close: the server waits for its streams
-
-	b := connectedBackend(t, BackendConfig{URL: ts.URL + "/sse", Transport: TransportSSE})
-	for i, event := range []string{"after connecting", "after the stream ended"} {
-		if i == 1 {
-			b.mu.Lock()
-			before := b.conn
-			b.mu.Unlock()
-			ts.CloseClientConnections()
-			waitFor(t, "a new connection", func() bool {
-				b.mu.Lock()
-				defer b.mu.Unlock()
-				return b.conn != nil && b.conn != before
-			})
-		}
-		out, err := b.Call(context.Background(), "echo", json.RawMessage(`{"word":"hi"}`))
-		if err != nil || string(out) != `"echo hi"` {
-			t.Fatalf("%s: %s, %v", event, out, err)
-		}
 	}
 }
 
