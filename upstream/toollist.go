@@ -204,6 +204,8 @@ func (b *Backend) noteRefusal(l *toolList) {
 	}
 }
 
+// askRefresh asks the connection loop to list the tools again; asking
+// while a request waits adds nothing.
 func (b *Backend) askRefresh() {
 	select {
 	case b.refresh <- struct{}{}:
