@@ -40,7 +40,8 @@ type backendRef struct {
 func (r *backendRef) release() { _, _ = backendPool.Delete(r.key) }
 
 // loadBackend takes the backend for cfg from the pool, starting one if
-// none has these settings. The key is a hash: it holds no header value.
+// none has these settings, and makes logger the backend's. The key is a
+// hash: it holds no header value.
 func loadBackend(cfg *CodeModeBackend, logger *zap.Logger) (*backendRef, error) {
 	keyJSON, err := json.Marshal(cfg)
 	if err != nil {
@@ -71,7 +72,11 @@ func loadBackend(cfg *CodeModeBackend, logger *zap.Logger) (*backendRef, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &backendRef{name: cfg.Name, key: key, backend: val.(pooledBackend).Backend}, nil
+	// The pool outlives the config that started the backend: its lines go
+	// to the config loading it now.
+	backend := val.(pooledBackend).Backend
+	backend.SetLogger(logger)
+	return &backendRef{name: cfg.Name, key: key, backend: backend}, nil
 }
 
 // resolveHeaders returns the header function of a backend: placeholders

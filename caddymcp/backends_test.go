@@ -210,3 +210,38 @@ func TestBackendInstructions(t *testing.T) {
 		t.Errorf("the description lacks\n%s\nin\n%s", want, text)
 	}
 }
+
+// TestBackendLogsToTheLoadingConfig: a pooled backend outlives the config
+// that started it; once another config loads it, its lines go to that
+// config's logger.
+func TestBackendLogsToTheLoadingConfig(t *testing.T) {
+	// Nothing listens there: the backend logs each failed attempt.
+	cfg := &CodeModeBackend{Name: "down", URL: "http://" + closedAddr(t) + "/mcp"}
+	first, firstLogs := observer.New(zap.DebugLevel)
+	older, err := loadBackend(cfg, zap.New(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer older.release()
+	waitLogged(t, firstLogs, "the first config")
+	second, secondLogs := observer.New(zap.DebugLevel)
+	newer, err := loadBackend(cfg, zap.New(second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newer.release()
+	if newer.backend != older.backend {
+		t.Fatal("the second config started a backend of its own")
+	}
+	waitLogged(t, secondLogs, "the second config")
+}
+
+// waitLogged waits up to 10 seconds for a line in logs.
+func waitLogged(t *testing.T, logs *observer.ObservedLogs, whose string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); logs.FilterMessage("backend unavailable").Len() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line on the logger of %s within 10s", whose)
+		}
+	}
+}

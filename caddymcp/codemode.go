@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/internal/version"
 )
 
 func init() {
@@ -270,7 +271,7 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 	tool := mcp.NewToolWithRawSchema(cm.ToolName, "", codeInputSchema)
 	tool.RawOutputSchema = codeOutputSchema
 	tool.Annotations.Title = "Run code against the tools of " + cm.Name
-	srv := server.NewMCPServer(cm.Name, Version,
+	srv := server.NewMCPServer(cm.Name, version.Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(cm.Instructions),
 		server.WithRecovery(),

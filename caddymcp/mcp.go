@@ -16,11 +16,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/version"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
-
-// Version is the plugin version, reported in initialize by default.
-const Version = "0.1.0"
 
 const (
 	defaultTimeout         = 30 * time.Second
@@ -128,10 +126,10 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	if h.Name == "" {
-		h.Name = "caddy-mcp"
+		h.Name = version.Name
 	}
 	if h.Version == "" {
-		h.Version = Version
+		h.Version = version.Version
 	}
 	if h.Timeout == 0 {
 		h.Timeout = caddy.Duration(defaultTimeout)

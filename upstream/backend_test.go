@@ -3,9 +3,9 @@ package upstream
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // rpcMessage is what the hand-written servers read of a request.
@@ -287,93 +287,22 @@ func TestCallAgainOnStaleSession(t *testing.T) {
 	}
 }
 
-// TestStaleSession: the classification goes by the status the transport
-// saw and by error types, never by an error's text.
-func TestStaleSession(t *testing.T) {
-	text := errors.New("transport error: request failed with status 400: invalid session, session not found, terminated")
-	tests := []struct {
-		name    string
-		status  int
-		session bool
-		err     error
-		want    bool
-	}{
-		{"404 to a request with a session", 404, true, transport.ErrSessionTerminated, true},
-		{"400 to a request with a session", 400, true, text, true},
-		{"not sent: the session had ended", 0, false, fmt.Errorf("failed to send request: %w", transport.ErrSessionTerminated), true},
-		{"400 to a request without a session", 400, false, text, false},
-		{"404 to a request without a session", 404, false, transport.ErrSessionTerminated, false},
-		{"200 with an error naming the session", 200, true, errors.New("invalid session token"), false},
-		{"202 on the SSE transport, the error from the stream", 202, true, errors.New("session expired"), false},
-		{"500 naming the session", 500, true, text, false},
-		{"401", 401, true, transport.ErrAuthorizationRequired, false},
-		{"200, and the resume of its stream got 404", 200, true, fmt.Errorf("failed to resume the SSE stream for the response: %w", transport.ErrSessionTerminated), false},
-		{"no answer, an error's text only", 0, false, errors.New("session terminated (404). need to re-initialize"), false},
+// TestCallRefusedOnEveryNewSession: a backend that refuses the call as
+// stale on the new session too is not asked a third time: the call fails
+// as unavailable after one reconnection.
+func TestCallRefusedOnEveryNewSession(t *testing.T) {
+	rb := startRawBackend(t, &rawBackend{call: func(w http.ResponseWriter, msg rpcMessage) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"session not found"}}`)
+	}})
+	b := connectedBackend(t, BackendConfig{URL: rb.url()})
+	_, err := b.Call(context.Background(), "charge", json.RawMessage(`{}`))
+	if err == nil || !strings.HasPrefix(err.Error(), "unavailable: ") {
+		t.Errorf("err %v, want the backend unavailable", err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			state := new(callState)
-			if tt.status != 0 {
-				state.answered(tt.status, tt.session)
-			}
-			if got := staleSession(tt.err, state); got != tt.want {
-				t.Errorf("staleSession = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestUnknownTool(t *testing.T) {
-	rpcErr := func(code int, msg string) error {
-		return (&mcp.JSONRPCErrorDetails{Code: code, Message: msg}).AsError()
-	}
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"-32602 from mcp-go", rpcErr(mcp.INVALID_PARAMS, "tool 'x' not found: tool not found"), true},
-		{"-32601", rpcErr(mcp.METHOD_NOT_FOUND, "no such method"), true},
-		{"-32000 saying the tool is unknown", rpcErr(-32000, "unknown tool: x"), false},
-		{"a transport error saying the tool is not found", errors.New("tool not found"), false},
-	}
-	for _, tt := range tests {
-		if got := unknownTool(tt.err); got != tt.want {
-			t.Errorf("%s: unknownTool = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
-// TestSSEBackend: a backend of the SSE transport (mcp-go's server) answers
-// calls after the connection is made, and after its event stream ends the
-// backend reconnects: the answers come on that stream.
-func TestSSEBackend(t *testing.T) {
-	srv := server.NewMCPServer("sse", "1")
-	srv.AddTool(mcp.NewTool("echo", mcp.WithString("word")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("echo " + req.GetString("word", "")), nil
-	})
-	ts := httptest.NewUnstartedServer(nil)
-	ts.Config.Handler = server.NewSSEServer(srv, server.WithBaseURL("http://"+ts.Listener.Addr().String()))
-	ts.Start()
-	t.Cleanup(ts.Close) // after the backend's close: the server waits for its streams
-
-	b := connectedBackend(t, BackendConfig{URL: ts.URL + "/sse", Transport: TransportSSE})
-	for i, event := range []string{"after connecting", "after the stream ended"} {
-		if i == 1 {
-			b.mu.Lock()
-			before := b.client
-			b.mu.Unlock()
-			ts.CloseClientConnections()
-			waitFor(t, "a new connection", func() bool {
-				b.mu.Lock()
-				defer b.mu.Unlock()
-				return b.client != nil && b.client != before
-			})
-		}
-		out, err := b.Call(context.Background(), "echo", json.RawMessage(`{"word":"hi"}`))
-		if err != nil || string(out) != `"echo hi"` {
-			t.Fatalf("%s: %s, %v", event, out, err)
-		}
+	if received, _ := rb.counts(); received != 2 {
+		t.Errorf("the backend received the call %d times, want 2 (once more on a new session)", received)
 	}
 }
 
@@ -385,4 +314,38 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("no %s within 10s", what)
 		}
 	}
+}
+
+// TestSetLogger: after SetLogger the backend's lines go to the new logger,
+// and no longer to the one it was made with.
+func TestSetLogger(t *testing.T) {
+	first, firstLogs := observer.New(zap.DebugLevel)
+	second, secondLogs := observer.New(zap.DebugLevel)
+	b := NewBackend(BackendConfig{Name: "down", URL: "http://" + closedAddr(t) + "/mcp", Logger: zap.New(first)})
+	t.Cleanup(func() { b.Close() })
+	waitFor(t, "line on the first logger", func() bool { return firstLogs.FilterMessage("backend unavailable").Len() > 0 })
+	b.SetLogger(zap.New(second))
+	waitFor(t, "line on the new logger", func() bool { return secondLogs.Len() > 0 })
+	// The loop, which writes these lines, has taken the new logger: what it
+	// writes next goes there too, and the first logger gets nothing more.
+	before := firstLogs.Len()
+	waitFor(t, "second line on the new logger", func() bool { return secondLogs.Len() > 1 })
+	if after := firstLogs.Len(); after != before {
+		t.Errorf("the first logger got %d lines after the new one had its first", after-before)
+	}
+	if line := secondLogs.All()[0]; line.Message != "backend unavailable" || line.ContextMap()["backend"] != "down" {
+		t.Errorf("the line: %s %v", line.Message, line.ContextMap())
+	}
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }

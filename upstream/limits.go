@@ -21,6 +21,11 @@ import (
 // transport's GET) when the config sets no limit.
 const DefaultMaxBackendStream = 1 << 30
 
+// DefaultMaxBackendResponse bounds a backend answer when the config sets
+// no limit. It is well above the mcp handler's max_response_size, since an
+// answer carries a REST body escaped as JSON text.
+const DefaultMaxBackendResponse = 16 << 20
+
 // copiesPerEvent bounds the copying of an event split into data lines:
 // mcp-go copies the data gathered so far on each line, so an event of n
 // one-byte lines costs n²/2. An event may cost this many times its size,

@@ -3,30 +3,41 @@ package upstream
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
-// droppingServer answers the first request on each connection and, on a
-// connection's second request, reads it whole and closes without an answer:
-// a backend that went away after the request reached it.
+// droppingServer reads each request whole and then either answers it or
+// closes the connection without an answer, as drop decides from the
+// request's place among all requests and on its connection: a backend
+// that went away after the request reached it.
 type droppingServer struct {
 	ln       net.Listener
+	drop     func(total, onConn int) bool
 	mu       sync.Mutex
 	received []string // bodies, in order
 }
 
+// startDroppingServer starts a server that drops the second request of
+// every connection.
 func startDroppingServer(t *testing.T) *droppingServer {
+	return startDropping(t, func(_, onConn int) bool { return onConn == 1 })
+}
+
+func startDropping(t *testing.T, drop func(total, onConn int) bool) *droppingServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &droppingServer{ln: ln}
+	s := &droppingServer{ln: ln, drop: drop}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -50,12 +61,17 @@ func (s *droppingServer) serve(conn net.Conn) {
 		}
 		body, _ := io.ReadAll(req.Body)
 		s.mu.Lock()
+		total := len(s.received)
 		s.received = append(s.received, string(body))
 		s.mu.Unlock()
-		if n == 1 {
+		if s.drop(total, n) {
 			return
 		}
-		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		status := "200 OK"
+		if string(body) == "fail" {
+			status = "500 Internal Server Error"
+		}
+		io.WriteString(conn, "HTTP/1.1 "+status+"\r\nContent-Length: 2\r\n\r\nok")
 	}
 }
 
@@ -65,12 +81,12 @@ func (s *droppingServer) count() int {
 	return len(s.received)
 }
 
-// TestRetryStaleAfterTheRequestWentOut: a request lost on a pooled
+// TestRetryStaleConnAfterTheRequestWentOut: a request lost on a pooled
 // connection after it was sent goes out again on a new connection only if
 // running it twice is harmless: not a tools/call, or a call of a tool the
 // backend marks read-only or idempotent. Any other call fails, and the
 // backend has seen it once.
-func TestRetryStaleAfterTheRequestWentOut(t *testing.T) {
+func TestRetryStaleConnAfterTheRequestWentOut(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		state     *callState
@@ -82,7 +98,7 @@ func TestRetryStaleAfterTheRequestWentOut(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := startDroppingServer(t)
-			rt := newRetryStale(&http.Transport{})
+			rt := newRetryStaleConn(&http.Transport{})
 			defer rt.CloseIdleConnections()
 			send := func(body string) (*http.Response, error) {
 				ctx := context.Background()
@@ -122,5 +138,107 @@ func TestRetryStaleAfterTheRequestWentOut(t *testing.T) {
 				t.Errorf("the server got %d requests, want 2", n)
 			}
 		})
+	}
+}
+
+// TestRetryStaleConnSendsAgainAtMostOnce: which failures send a request
+// again, and that one more attempt is all it gets. Only a request that
+// failed on a pooled connection, and whose body can be read again, goes
+// out again; an answer of any status is an answer.
+func TestRetryStaleConnSendsAgainAtMostOnce(t *testing.T) {
+	tests := []struct {
+		name         string
+		drop         func(total, onConn int) bool
+		pooled       int              // connections in the pool before the request
+		body         func() io.Reader // nil: one that can be read again
+		wantStatus   int              // 0: an error
+		wantReceived int
+	}{
+		{name: "dropped on a new connection", drop: func(total, _ int) bool { return total == 0 }, wantReceived: 1},
+		{name: "dropped on the new connection too", pooled: 1, drop: func(total, _ int) bool { return total > 0 }, wantReceived: 3},
+		{name: "dropped on a pooled connection", pooled: 1, drop: func(_, onConn int) bool { return onConn == 1 }, wantStatus: 200, wantReceived: 3},
+		// The second attempt takes a new connection, not the next pooled
+		// one, which the backend closed as well.
+		{name: "dropped on every pooled connection", drop: func(_, onConn int) bool { return onConn == 1 }, pooled: 2, wantStatus: 200, wantReceived: 4},
+		{name: "an error status", pooled: 1, drop: func(int, int) bool { return false }, body: func() io.Reader { return strings.NewReader("fail") }, wantStatus: 500, wantReceived: 2},
+		{name: "a body that cannot be read again", pooled: 1, drop: func(_, onConn int) bool { return onConn == 1 },
+			body: func() io.Reader { return io.NopCloser(strings.NewReader("second")) }, wantReceived: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pooled := tt.pooled
+			// The requests that fill the pool are answered together, each
+			// on a connection of its own.
+			var arrived sync.WaitGroup
+			arrived.Add(pooled)
+			s := startDropping(t, func(total, onConn int) bool {
+				if total < pooled {
+					arrived.Done()
+					arrived.Wait()
+					return false
+				}
+				return tt.drop(total, onConn)
+			})
+			rt := newRetryStaleConn(&http.Transport{})
+			defer rt.CloseIdleConnections()
+			url := "http://" + s.ln.Addr().String() + "/mcp"
+			var filled sync.WaitGroup
+			for range pooled {
+				filled.Go(func() {
+					req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("first"))
+					resp, err := rt.RoundTrip(req)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				})
+			}
+			filled.Wait()
+			body := io.Reader(strings.NewReader("second"))
+			if tt.body != nil {
+				body = tt.body()
+			}
+			req, _ := http.NewRequest(http.MethodPost, url, body)
+			resp, err := rt.RoundTrip(req)
+			if tt.wantStatus == 0 {
+				if err == nil {
+					resp.Body.Close()
+					t.Errorf("status %d, want an error", resp.StatusCode)
+				}
+			} else if err != nil || resp.StatusCode != tt.wantStatus {
+				t.Errorf("%v, want status %d", err, tt.wantStatus)
+			} else {
+				resp.Body.Close()
+			}
+			if n := s.count(); n != tt.wantReceived {
+				t.Errorf("the server got %d requests, want %d", n, tt.wantReceived)
+			}
+		})
+	}
+}
+
+// TestStaleConnection: the failures of a pooled connection that the
+// backend had closed: it ended the stream, reset the connection, or
+// net/http saw it close while idle. A refused dial or a timeout is not
+// one.
+func TestStaleConnection(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"the stream ended", fmt.Errorf("net/http: %w", io.EOF), true},
+		{"the stream ended within an answer", io.ErrUnexpectedEOF, true},
+		{"a reset", readAfterReset(t), true},
+		{"closed while idle", errors.New("http: server closed idle connection"), true},
+		{"refused", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), false},
+		{"the time ran out", context.DeadlineExceeded, false},
+	}
+	for _, tt := range tests {
+		if got := staleConnection(tt.err); got != tt.want {
+			t.Errorf("%s: staleConnection(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
 	}
 }

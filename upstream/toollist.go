@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -54,7 +56,7 @@ func (b *Backend) listTools(ctx context.Context, c *client.Client) ([]RemoteTool
 			params["_meta"] = map[string]any{
 				mcp.MetaKeyProtocolVersion:    v,
 				mcp.MetaKeyClientCapabilities: map[string]any{},
-				mcp.MetaKeyClientInfo:         mcp.Implementation{Name: "caddy-mcp", Version: "0.1.0"},
+				mcp.MetaKeyClientInfo:         clientInfo,
 			}
 			encoded, _ := json.Marshal(params)
 			header = http.Header{}
@@ -197,7 +199,82 @@ func (b *Backend) noteRefusal(l *toolList) {
 	b.refusal = key
 	b.mu.Unlock()
 	if changed && key != "" {
-		b.cfg.Logger.Warn("backend tools refused", zap.String("backend", b.cfg.Name), zap.String("reason", l.reason),
+		b.logger.Load().Warn("backend tools refused", zap.String("backend", b.cfg.Name), zap.String("reason", l.reason),
 			zap.Int("kept", len(l.tools)), zap.Int("refused", l.refused), zap.Bool("more_pages_unread", l.more))
 	}
+}
+
+// askRefresh asks the connection loop to list the tools again; asking
+// while a request waits adds nothing.
+func (b *Backend) askRefresh() {
+	select {
+	case b.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// relist lists the tools again on the current connection, within the
+// backend's timeout.
+func (b *Backend) relist() {
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
+	defer cancel()
+	b.Relist(ctx)
+}
+
+// Relist lists the tools again now, if the backend is connected, within
+// ctx. A config reload may have changed a backend served by the same
+// Caddy, whose list was read from the previous config.
+func (b *Backend) Relist(ctx context.Context) {
+	b.mu.Lock()
+	cn := b.conn
+	b.mu.Unlock()
+	if cn == nil {
+		return
+	}
+	state := &callState{replayable: true}
+	tools, err := b.listTools(context.WithValue(ctx, callStateKey{}, state), cn.Client)
+	if err != nil {
+		if staleSession(err, state) || unreachable(err) {
+			b.drop(cn, err)
+		}
+		return
+	}
+	b.mu.Lock()
+	b.setTools(tools)
+	b.mu.Unlock()
+}
+
+// setTools stores a new tool list; b.mu is held.
+func (b *Backend) setTools(tools []RemoteTool) {
+	b.listedAt = time.Now()
+	if !sameTools(b.tools, tools) {
+		b.tools = tools
+		b.version.Add(1)
+	}
+}
+
+func sameTools(a, b []RemoteTool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || a[i].Replayable != b[i].Replayable ||
+			string(a[i].InputSchema) != string(b[i].InputSchema) || string(a[i].OutputSchema) != string(b[i].OutputSchema) {
+			return false
+		}
+	}
+	return true
+}
+
+// exposed reports whether the tools globs let a tool through.
+func (b *Backend) exposed(name string) bool {
+	if len(b.cfg.Tools) == 0 {
+		return true
+	}
+	for _, g := range b.cfg.Tools {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
 }

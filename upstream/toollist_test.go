@@ -3,10 +3,12 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,4 +115,57 @@ func TestToolListBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRelist: listing again keeps the new list and changes Version when
+// anything the code is shown of a tool changed, and only then; a listing
+// refused for a session the backend forgot makes the backend connect
+// again.
+func TestRelist(t *testing.T) {
+	var listed atomic.Pointer[string]
+	rb := startRawBackend(t, &rawBackend{list: func(w http.ResponseWriter, msg rpcMessage) {
+		io.WriteString(w, rpcResult(msg.ID, `{"tools":[`+*listed.Load()+`]}`))
+	}})
+	const a = `{"name":"a","inputSchema":{"type":"object"}}`
+	list := func(tools string) { listed.Store(&tools) }
+	list(a)
+	b := connectedBackend(t, BackendConfig{URL: rb.url()})
+	ctx := context.Background()
+	for _, step := range []struct {
+		name, tools string
+		wantChange  bool
+		wantNames   string
+	}{
+		{"the same list", a, false, "a"},
+		{"a description", `{"name":"a","description":"A.","inputSchema":{"type":"object"}}`, true, "a"},
+		{"the same again", `{"name":"a","description":"A.","inputSchema":{"type":"object"}}`, false, "a"},
+		{"read-only", `{"name":"a","description":"A.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`, true, "a"},
+		{"another input schema", `{"name":"a","description":"A.","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true}}`, true, "a"},
+		{"an output schema", `{"name":"a","description":"A.","inputSchema":{"type":"object","properties":{}},"outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`, true, "a"},
+		{"another tool", a + `,{"name":"b","inputSchema":{"type":"object"}}`, true, "a b"},
+		{"renamed", `{"name":"c","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}`, true, "c b"},
+	} {
+		list(step.tools)
+		before := b.Version()
+		b.Relist(ctx)
+		if changed := b.Version() != before; changed != step.wantChange {
+			t.Errorf("%s: Version changed: %v, want %v", step.name, changed, step.wantChange)
+		}
+		tools, err := b.Tools(ctx, time.Time{})
+		var names []string
+		for _, tool := range tools {
+			names = append(names, tool.Name)
+		}
+		if got := strings.Join(names, " "); err != nil || got != step.wantNames {
+			t.Errorf("%s: tools %q, %v; want %q", step.name, got, err, step.wantNames)
+		}
+	}
+
+	rb.forget()
+	b.Relist(ctx)
+	waitFor(t, "new session", func() bool {
+		rb.mu.Lock()
+		defer rb.mu.Unlock()
+		return rb.issued == 2
+	})
 }

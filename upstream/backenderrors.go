@@ -1,0 +1,120 @@
+package upstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// AnswerTooLargeError reports a backend answer over the size limit.
+type AnswerTooLargeError struct{ Limit int64 }
+
+func (e *AnswerTooLargeError) Error() string {
+	return fmt.Sprintf("the backend's answer is larger than %s", FormatSize(e.Limit))
+}
+
+// BackendError is a backend tool's own error result (isError).
+type BackendError struct{ Message string }
+
+func (e *BackendError) Error() string { return e.Message }
+
+// valueOf turns a tool result into the value the code receives.
+func valueOf(res *mcp.CallToolResult) (json.RawMessage, error) {
+	var texts []string
+	others := false
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		} else {
+			others = true
+		}
+	}
+	if res.IsError {
+		msg := strings.Join(texts, "\n")
+		if msg == "" {
+			msg = "the tool failed and gave no message"
+		}
+		return nil, &BackendError{Message: msg}
+	}
+	if res.StructuredContent != nil {
+		return json.Marshal(res.StructuredContent)
+	}
+	if others {
+		return json.Marshal(res.Content)
+	}
+	text := strings.Join(texts, "\n")
+	if t := strings.TrimSpace(text); t != "" && json.Valid([]byte(t)) {
+		return json.RawMessage(t), nil
+	}
+	return json.Marshal(text)
+}
+
+// staleSession reports a request the backend refused because it no longer
+// knows the session, and so did not run: the answer to a request that
+// carried a session was 404 (mcp-go's ErrSessionTerminated) or 400
+// (server-everything, mcp-go's SSE server), or mcp-go did not send it at
+// all because an earlier answer had ended the session. It goes by status
+// and error type only: a tool's own answer, whatever its text, came with
+// another status, and a request that may have reached the tool is never
+// sent again.
+func staleSession(err error, state *callState) bool {
+	status, session := state.answer()
+	if status == 0 {
+		return errors.Is(err, transport.ErrSessionTerminated)
+	}
+	return session && (status == http.StatusNotFound || status == http.StatusBadRequest)
+}
+
+// unreachable reports an error where the request cannot have reached the
+// server, so that trying again is safe.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial")
+}
+
+// unknownTool reports the JSON-RPC error of a call the server refused for
+// its method or tool: -32602 (invalid params, which the spec and mcp-go
+// answer for an unknown tool) or -32601. Invalid arguments answer -32602
+// too, so this may list the tools again for nothing; it never retries.
+func unknownTool(err error) bool {
+	return errors.Is(err, mcp.ErrInvalidParams) || errors.Is(err, mcp.ErrMethodNotFound)
+}
+
+// cleanMCPError drops the wrappers and URLs net/http and mcp-go put around
+// an error, and cuts its text to a preview: mcp-go puts the whole body of
+// a failed answer in it.
+func cleanMCPError(err error) error {
+	var tooLarge *AnswerTooLargeError
+	if errors.As(err, &tooLarge) {
+		return tooLarge
+	}
+	var bound *StreamLimitError
+	if errors.As(err, &bound) {
+		return bound
+	}
+	var te *transport.Error
+	if errors.As(err, &te) && te.Err != nil {
+		err = te.Err
+	}
+	err = CleanError(err)
+	if msg := err.Error(); len(msg) > errorBodyPreview {
+		return &cutError{msg: preview([]byte(strings.ToValidUTF8(msg, "\uFFFD"))), err: err}
+	}
+	return err
+}
+
+// cutError is an error whose text was cut; errors.Is still sees the cause.
+type cutError struct {
+	msg string
+	err error
+}
+
+func (e *cutError) Error() string { return e.msg }
+func (e *cutError) Unwrap() error { return e.err }
