@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -109,13 +108,13 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 	for i, ref := range cm.backends {
 		ref := ref
 		view, err := cm.describe.view(ctx, i, wait)
-		b := codemode.Binding{Name: ref.name}
+		var api *codemode.BackendAPI
 		if err != nil {
-			b.Unavailable = err.Error()
+			api = unavailableAPI(ref.name, err.Error())
 		} else {
-			b.Tools = view.idents
+			api = view.api
 		}
-		b.Call = func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+		out = append(out, api.Binding(func(ctx context.Context, tool string, args []byte) ([]byte, error) {
 			start := time.Now()
 			out, err := ref.backend.Call(ctx, tool, args)
 			outcome := backendOutcome(err)
@@ -141,10 +140,14 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 				c.Write(fields...)
 			}
 			return out, err
-		}
-		out = append(out, b)
+		}))
 	}
 	return out
+}
+
+// unavailableAPI is the API of a backend whose tools are not known now.
+func unavailableAPI(name, reason string) *codemode.BackendAPI {
+	return codemode.NewBackendAPI(codemode.APIBackend{Name: name, Unavailable: reason})
 }
 
 // backendView is what the sandbox and the declarations make of one
@@ -154,37 +157,24 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 // tools.
 type backendView struct {
 	version uint64
-	idents  map[string]string // identifier in the sandbox -> backend tool name
-	known   map[string]bool   // the backend's tool names
-	decl    codemode.BackendDecl
+	api     *codemode.BackendAPI
+	known   map[string]bool // the backend's tool names
 }
 
 // maxLoggedCollisions bounds the renamed tools one log line lists.
 const maxLoggedCollisions = 10
 
-// newBackendView names the tools for the sandbox and logs, once, the
-// names that collided.
+// newBackendView has codemode name the tools for the sandbox, and logs,
+// once, the names that collided.
 func (cm *CodeMode) newBackendView(name string, version uint64, tools []upstream.RemoteTool, instructions string) *backendView {
-	names := make([]string, len(tools))
+	v := &backendView{version: version, known: make(map[string]bool, len(tools))}
+	apiTools := make([]codemode.APITool, len(tools))
 	for i, t := range tools {
-		names[i] = t.Name
-	}
-	idents, collisions := codemode.AssignNames(names)
-	v := &backendView{
-		version: version,
-		idents:  make(map[string]string, len(tools)),
-		known:   make(map[string]bool, len(tools)),
-		decl:    codemode.BackendDecl{Name: name, Instructions: instructions, Tools: make([]codemode.ToolDecl, len(tools))},
-	}
-	for i, t := range tools {
-		v.idents[idents[i]] = t.Name
 		v.known[t.Name] = true
-		v.decl.Tools[i] = codemode.ToolDecl{
-			Name: t.Name, Ident: idents[i], Description: t.Description,
-			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-		}
+		apiTools[i] = codemode.APITool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
 	}
-	if len(collisions) > 0 {
+	v.api = codemode.NewBackendAPI(codemode.APIBackend{Name: name, Tools: apiTools, Instructions: instructions})
+	if collisions := v.api.Collisions(); len(collisions) > 0 {
 		var renamed []string
 		for _, c := range collisions[:min(len(collisions), maxLoggedCollisions)] {
 			renamed = append(renamed, cutLogged(c.Tool)+" -> "+cutLogged(c.Assigned))
@@ -272,37 +262,15 @@ func (d *description) current(ctx context.Context) string {
 	if d.built && slices.Equal(keys, d.keys) {
 		return d.text
 	}
-	decls := make([]codemode.BackendDecl, len(d.cm.backends))
+	apis := make([]*codemode.BackendAPI, len(d.cm.backends))
 	for i, ref := range d.cm.backends {
 		if keys[i].down != "" {
-			decls[i] = codemode.BackendDecl{Name: ref.name,
-				Description: "unavailable right now (" + keys[i].down + "); calls to it fail until it is back"}
+			apis[i] = unavailableAPI(ref.name, keys[i].down)
 			continue
 		}
-		decls[i] = views[i].decl
+		apis[i] = views[i].api
 	}
-	d.text = d.cm.sandboxRules() + "\n\n```ts\n" + codemode.Declarations(decls) + "```"
+	d.text = codemode.NewAPI(apis).Description(d.cm.runner.Limits())
 	d.keys, d.built = keys, true
 	return d.text
-}
-
-// sandboxRules is the part of the description that explains the sandbox.
-func (cm *CodeMode) sandboxRules() string {
-	l := cm.runner.Limits()
-	names := make([]string, len(cm.backends))
-	for i, b := range cm.backends {
-		names[i] = b.name
-	}
-	example := "api"
-	if len(names) > 0 {
-		example = names[0]
-	}
-	return fmt.Sprintf(`Run JavaScript or TypeScript in a sandbox that can call the tools declared below. Write the body of an async function: use await, and return the result (it comes back as JSON).
-
-- Each backend is a global object (%s); each of its tools is an async function taking one object: const r = await %s.<tool>({...}).
-- A call resolves to the tool's structured result, or its text parsed as JSON when it is JSON, or its text. A failed call throws an Error with the backend's message.
-- Start independent calls together with Promise.all. Filter, join and compute in the code, and return only what is needed.
-- console.log output is returned too. The result and output together are cut at %d bytes.
-- Limits: %s per run, %d tool calls per run. There is no network, no fetch, no modules (import, require), no file system; setTimeout works within the run.`,
-		strings.Join(names, ", "), example, l.MaxOutput, l.Timeout, l.MaxToolCalls)
 }

@@ -435,7 +435,12 @@ func TestCodeModeProvisionAppliesSettings(t *testing.T) {
 			t.Errorf("pool key %q carries a header value", ref.key)
 		}
 	}
-	rules := cm.sandboxRules()
+	// The rules the description opens with, from these backends and limits.
+	apis := make([]*codemode.BackendAPI, len(cm.backends))
+	for i, ref := range cm.backends {
+		apis[i] = codemode.NewBackendAPI(codemode.APIBackend{Name: ref.name})
+	}
+	rules := codemode.NewAPI(apis).Rules(cm.runner.Limits())
 	for _, want := range []string{"(shop, weather)", "await shop.<tool>", "cut at 8192 bytes", "20s per run", "7 tool calls per run"} {
 		if !strings.Contains(rules, want) {
 			t.Errorf("sandbox rules do not mention %q:\n%s", want, rules)

@@ -20,7 +20,7 @@ import (
 // others (startsWith, endsWith, at) compare at one place only.
 //
 // replace, replaceAll and RegExp.prototype[Symbol.replace] also count what
-// a replacer function returns, as guards.go counts the expansions of a
+// a replacer function returns, as guards_strings.go counts the expansions of a
 // replacement string: a function that returns a long string for each of a
 // million matches asked for terabytes in one native call.
 

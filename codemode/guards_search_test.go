@@ -50,7 +50,7 @@ func TestReplacerOutputCounted(t *testing.T) {
 // TestStringSearchMatchesGoja compares the searches with goja's own on
 // small random strings, with lone surrogates and pairs, and every way of
 // passing a position. Replacement patterns ($&, $', $`) get strings
-// without lone surrogates: guards.go expands them, and join, as Go
+// without lone surrogates: guards_strings.go expands them, and join, as Go
 // strings, where a lone surrogate becomes U+FFFD.
 func TestStringSearchMatchesGoja(t *testing.T) {
 	r := newTwoRuntimes(t)

@@ -18,8 +18,9 @@ type Binding struct {
 	// Name is the global, checked with CheckBackendName.
 	Name string
 	// Tools maps each identifier the code calls to the backend's tool name
-	// (see AssignNames). The sandbox only reads it: one map may serve
-	// every execution until the backend's tool list changes.
+	// (BackendAPI.Binding sets it from the names the declarations show).
+	// The sandbox only reads it: one map may serve every execution until
+	// the backend's tool list changes.
 	Tools map[string]string
 	// Call calls a tool with the arguments as JSON text and returns the
 	// tool's value as JSON text. A *ToolError becomes an Error thrown in the

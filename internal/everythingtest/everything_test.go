@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -532,12 +533,12 @@ func checkDeclarations(t *testing.T, s *session, realTools []mcp.Tool) {
 		"/** Humidity percentage */\n  humidity: number;",
 		"get_product(input: { /** Product SKU, such as TEA-01 */ sku: string }): Promise<unknown>;",
 	}
-	names := make([]string, len(realTools))
+	tools := make([]codemode.APITool, len(realTools))
 	for i, tool := range realTools {
-		names[i] = tool.Name
+		tools[i] = codemode.APITool{Name: tool.Name}
 	}
-	idents, _ := codemode.AssignNames(names)
-	for _, id := range idents {
+	api := codemode.NewBackendAPI(codemode.APIBackend{Name: "everything", Tools: tools})
+	for _, id := range slices.Sorted(maps.Keys(api.Tools())) {
 		want = append(want, "  "+id+"(input")
 	}
 	for _, w := range want {

@@ -1,0 +1,130 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// APITool is one backend tool as the backend's tools/list describes it.
+type APITool struct {
+	Name         string          // the backend's own tool name
+	Description  string          // may be empty
+	InputSchema  json.RawMessage // raw JSON Schema; may be empty
+	OutputSchema json.RawMessage // may be empty
+}
+
+// APIBackend is one backend as the host knows it: either its tool list
+// and instructions, or why they are not known.
+type APIBackend struct {
+	// Name is the global, already checked with CheckBackendName.
+	Name string
+	// Tools are the backend's tools, in the order of its tools/list.
+	Tools []APITool
+	// Instructions are the backend's own, from its initialize answer.
+	Instructions string
+	// Unavailable, when set, says why the tools are not known (the
+	// backend is down); Tools and Instructions are then ignored.
+	Unavailable string
+}
+
+// BackendAPI is one backend's tools named for the sandbox: each tool gets
+// its identifier once, here, and both the declarations and the binding use
+// that one mapping. A backend may list thousands of tools, so a host builds
+// it once per tool list and shares it, read-only, with every execution.
+type BackendAPI struct {
+	name        string
+	unavailable string
+	tools       map[string]string // identifier in the sandbox -> backend tool name
+	collisions  []Collision
+	decl        BackendDecl
+}
+
+// NewBackendAPI names the tools of one backend (see AssignNames).
+func NewBackendAPI(b APIBackend) *BackendAPI {
+	if b.Unavailable != "" {
+		return &BackendAPI{name: b.Name, unavailable: b.Unavailable, decl: BackendDecl{Name: b.Name,
+			Description: "unavailable right now (" + b.Unavailable + "); calls to it fail until it is back"}}
+	}
+	names := make([]string, len(b.Tools))
+	for i, t := range b.Tools {
+		names[i] = t.Name
+	}
+	idents, collisions := AssignNames(names)
+	a := &BackendAPI{
+		name:       b.Name,
+		tools:      make(map[string]string, len(b.Tools)),
+		collisions: collisions,
+		decl:       BackendDecl{Name: b.Name, Instructions: b.Instructions, Tools: make([]ToolDecl, len(b.Tools))},
+	}
+	for i, t := range b.Tools {
+		a.tools[idents[i]] = t.Name
+		a.decl.Tools[i] = ToolDecl{
+			Name: t.Name, Ident: idents[i], Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		}
+	}
+	return a
+}
+
+// Tools maps each identifier the code calls to the backend's tool name; nil
+// when the backend is unavailable. It is shared: do not change it.
+func (a *BackendAPI) Tools() map[string]string { return a.tools }
+
+// Collisions are the tools renamed because their sanitized name was taken.
+func (a *BackendAPI) Collisions() []Collision { return a.collisions }
+
+// Binding is the backend's global for one execution, whose methods call
+// call with the backend's tool name.
+func (a *BackendAPI) Binding(call func(ctx context.Context, tool string, args []byte) ([]byte, error)) Binding {
+	return Binding{Name: a.name, Tools: a.tools, Unavailable: a.unavailable, Call: call}
+}
+
+// API is what the code is told of its backends: the rules of the sandbox
+// and the TypeScript declarations of every backend's tools.
+type API struct {
+	backends []*BackendAPI
+}
+
+// NewAPI puts backends together, in the order their globals are declared.
+func NewAPI(backends []*BackendAPI) *API {
+	return &API{backends: backends}
+}
+
+// Declarations renders the TypeScript declarations of the backends (see
+// the function Declarations).
+func (a *API) Declarations() string {
+	decls := make([]BackendDecl, len(a.backends))
+	for i, b := range a.backends {
+		decls[i] = b.decl
+	}
+	return Declarations(decls)
+}
+
+// Description is the text a model reads before it writes code: the rules
+// of the sandbox under limits l, and the declarations in a TypeScript block.
+func (a *API) Description(l Limits) string {
+	return a.Rules(l) + "\n\n```ts\n" + a.Declarations() + "```"
+}
+
+// Rules explains the sandbox under limits l: how to call the backends,
+// what a call gives back, and what the code cannot do.
+func (a *API) Rules(l Limits) string {
+	names := make([]string, len(a.backends))
+	for i, b := range a.backends {
+		names[i] = b.name
+	}
+	example := "api"
+	if len(names) > 0 {
+		example = names[0]
+	}
+	return fmt.Sprintf(`Run JavaScript or TypeScript in a sandbox that can call the tools declared below. Write the body of an async function: use await, and return the result (it comes back as JSON).
+
+- Each backend is a global object (%s); each of its tools is an async function taking one object: const r = await %s.<tool>({...}).
+- A call resolves to the tool's structured result, or its text parsed as JSON when it is JSON, or its text. A failed call throws an Error with the backend's message.
+- Start independent calls together with Promise.all. Filter, join and compute in the code, and return only what is needed.
+- console.log output is returned too. The result and output together are cut at %d bytes.
+- Limits: %s per run, %d tool calls per run. There is no network, no fetch, no modules (import, require), no file system; setTimeout works within the run.`,
+		strings.Join(names, ", "), example, l.MaxOutput, l.Timeout, l.MaxToolCalls)
+}

@@ -1,0 +1,134 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestNewBackendAPI: the identifiers the declarations show are the ones
+// the binding answers to, each calling the backend's own tool name, with
+// the collisions (and only those) reported.
+func TestNewBackendAPI(t *testing.T) {
+	tools := []APITool{
+		{Name: "get-x", Description: "First.", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)},
+		{Name: "get_x", Description: "Second.", OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}}}`)},
+		{Name: "delete"},
+		{Name: "get.x"},
+	}
+	api := NewBackendAPI(APIBackend{Name: "shop", Tools: tools, Instructions: "Use ids."})
+
+	wantTools := map[string]string{"get_x": "get-x", "get_x_2": "get_x", "delete_": "delete", "get_x_3": "get.x"}
+	if got := api.Tools(); !reflect.DeepEqual(got, wantTools) {
+		t.Errorf("tools %v, want %v", got, wantTools)
+	}
+	wantCollisions := []Collision{{Tool: "get_x", Sanitized: "get_x", Assigned: "get_x_2"}, {Tool: "get.x", Sanitized: "get_x", Assigned: "get_x_3"}}
+	if got := api.Collisions(); !reflect.DeepEqual(got, wantCollisions) {
+		t.Errorf("collisions %v, want %v", got, wantCollisions)
+	}
+
+	decls := NewAPI([]*BackendAPI{api}).Declarations()
+	// The same text as the tools named one by one with AssignNames.
+	idents, _ := AssignNames([]string{"get-x", "get_x", "delete", "get.x"})
+	byHand := BackendDecl{Name: "shop", Instructions: "Use ids."}
+	for i, tool := range tools {
+		byHand.Tools = append(byHand.Tools, ToolDecl{Name: tool.Name, Ident: idents[i], Description: tool.Description,
+			InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
+	}
+	if want := Declarations([]BackendDecl{byHand}); decls != want {
+		t.Errorf("declarations:\n%s\nwant:\n%s", decls, want)
+	}
+	checkTypeScript(t, decls)
+
+	var mu sync.Mutex
+	var called []string
+	b := api.Binding(func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		called = append(called, tool)
+		return []byte(fmt.Sprintf("%q", tool)), nil
+	})
+	if b.Name != "shop" || b.Unavailable != "" || !reflect.DeepEqual(b.Tools, wantTools) {
+		t.Errorf("binding %q, unavailable %q, tools %v", b.Name, b.Unavailable, b.Tools)
+	}
+	var code strings.Builder
+	code.WriteString("const out = [];\n")
+	for _, ident := range slices.Sorted(maps.Keys(wantTools)) {
+		if !strings.Contains(decls, "  "+ident+"(input") {
+			t.Errorf("the declarations do not declare %s", ident)
+		}
+		code.WriteString("out.push(await shop." + ident + "({}));\n")
+	}
+	code.WriteString("return out;")
+	wantValue(t, run(t, Limits{}, code.String(), b), `["delete","get-x","get_x","get.x"]`)
+	if strings.Join(called, " ") != "delete get-x get_x get.x" {
+		t.Errorf("calls %v", called)
+	}
+}
+
+// TestUnavailableBackendAPI: a backend that is down is declared as such,
+// with no tools, and its binding takes whatever the code calls.
+func TestUnavailableBackendAPI(t *testing.T) {
+	api := NewBackendAPI(APIBackend{Name: "down", Unavailable: "connection refused",
+		Tools: []APITool{{Name: "ignored"}}, Instructions: "ignored too"})
+	if api.Tools() != nil || api.Collisions() != nil {
+		t.Errorf("tools %v, collisions %v, want none", api.Tools(), api.Collisions())
+	}
+	want := "/** unavailable right now (connection refused); calls to it fail until it is back */\ndeclare const down: {};\n"
+	if got := NewAPI([]*BackendAPI{api}).Declarations(); got != want {
+		t.Errorf("declarations %q, want %q", got, want)
+	}
+	b := api.Binding(func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+		return []byte(`"` + tool + ` is back"`), nil
+	})
+	if b.Name != "down" || b.Unavailable != "connection refused" || b.Tools != nil {
+		t.Errorf("binding %q, unavailable %q, tools %v", b.Name, b.Unavailable, b.Tools)
+	}
+	wantValue(t, run(t, Limits{}, `return await down.anything({})`, b), `"anything is back"`)
+}
+
+// TestAPIDescription pins the whole text a model reads: the rules with
+// the backends' names and the limits, then the declarations.
+func TestAPIDescription(t *testing.T) {
+	shop := NewBackendAPI(APIBackend{Name: "shop", Tools: []APITool{{Name: "list-items", Description: "Lists the items."}}})
+	weather := NewBackendAPI(APIBackend{Name: "weather", Unavailable: "timeout"})
+	l := Limits{Timeout: 20 * time.Second, MaxOutput: 8192, MaxToolCalls: 7}
+	want := "Run JavaScript or TypeScript in a sandbox that can call the tools declared below. Write the body of an async function: use await, and return the result (it comes back as JSON).\n" +
+		"\n" +
+		"- Each backend is a global object (shop, weather); each of its tools is an async function taking one object: const r = await shop.<tool>({...}).\n" +
+		"- A call resolves to the tool's structured result, or its text parsed as JSON when it is JSON, or its text. A failed call throws an Error with the backend's message.\n" +
+		"- Start independent calls together with Promise.all. Filter, join and compute in the code, and return only what is needed.\n" +
+		"- console.log output is returned too. The result and output together are cut at 8192 bytes.\n" +
+		"- Limits: 20s per run, 7 tool calls per run. There is no network, no fetch, no modules (import, require), no file system; setTimeout works within the run.\n" +
+		"\n" +
+		"```ts\n" +
+		"declare const shop: {\n" +
+		"  /**\n" +
+		"   * Lists the items.\n" +
+		"   * Calls the backend tool \"list-items\".\n" +
+		"   */\n" +
+		"  list_items(input?: {}): Promise<unknown>;\n" +
+		"};\n" +
+		"\n" +
+		"/** unavailable right now (timeout); calls to it fail until it is back */\n" +
+		"declare const weather: {};\n" +
+		"```"
+	if got := NewAPI([]*BackendAPI{shop, weather}).Description(l); got != want {
+		t.Errorf("description:\n%s\nwant:\n%s\nfirst difference: %s", got, want, firstDifference(want, got))
+	}
+
+	// With no backend the example still names a global.
+	rules := NewAPI(nil).Rules(l)
+	for _, w := range []string{"global object ()", "await api.<tool>"} {
+		if !strings.Contains(rules, w) {
+			t.Errorf("rules without backends lack %q:\n%s", w, rules)
+		}
+	}
+}
