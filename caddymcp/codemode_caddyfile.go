@@ -2,7 +2,6 @@ package caddymcp
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -157,20 +156,6 @@ func parseBackend(d *caddyfile.Dispenser) (*CodeModeBackend, error) {
 		}
 	}
 	return b, nil
-}
-
-func countArg(d *caddyfile.Dispenser, target *int) error {
-	key := d.Val()
-	var s string
-	if err := oneArg(d, &s); err != nil {
-		return err
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return d.Errf("%s %q: want a positive whole number", key, s)
-	}
-	*target = n
-	return nil
 }
 
 // Interface guards
