@@ -9,15 +9,19 @@ import (
 // shorthandArgs maps the placeholders that Caddy's Caddyfile adapter
 // writes for its shorthands back to the shorthand names: the adapter turns
 // {path} into {http.request.uri.path} before any directive sees the token.
+// TestShorthandsMatchCaddy holds it to the adapter's own list.
 var shorthandArgs = func() map[string]string {
 	pairs := []string{
 		"host", "http.request.host", "hostport", "http.request.hostport", "port", "http.request.port",
 		"orig_method", "http.request.orig_method", "orig_uri", "http.request.orig_uri",
 		"orig_path", "http.request.orig_uri.path", "orig_dir", "http.request.orig_uri.path.dir",
 		"orig_file", "http.request.orig_uri.path.file", "orig_query", "http.request.orig_uri.query",
-		"method", "http.request.method", "uri", "http.request.uri", "path", "http.request.uri.path",
+		"orig_?query", "http.request.orig_uri.prefixed_query",
+		"method", "http.request.method", "uri", "http.request.uri", "%uri", "http.request.uri_escaped",
+		"path", "http.request.uri.path", "%path", "http.request.uri.path_escaped",
 		"dir", "http.request.uri.path.dir", "file", "http.request.uri.path.file",
-		"query", "http.request.uri.query", "remote", "http.request.remote",
+		"query", "http.request.uri.query", "%query", "http.request.uri.query_escaped",
+		"?query", "http.request.uri.prefixed_query", "remote", "http.request.remote",
 		"remote_host", "http.request.remote.host", "remote_port", "http.request.remote.port",
 		"scheme", "http.request.scheme", "uuid", "http.request.uuid", "client_ip", "http.vars.client_ip",
 		"upstream_hostport", "http.reverse_proxy.upstream.hostport",
