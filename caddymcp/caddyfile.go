@@ -21,8 +21,10 @@ func init() {
 
 func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	m := new(Handler)
-	err := m.UnmarshalCaddyfile(h.Dispenser)
-	return m, err
+	if err := m.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return m, m.checkCaddyfile(h.Dispenser)
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:

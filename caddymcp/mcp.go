@@ -159,15 +159,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if _, dup := h.tools[t.Name]; dup {
 			return fmt.Errorf("tool %q is defined twice", t.Name)
 		}
-		ct, err := t.compile(h.Headers)
+		ct, err := compileTool(t, h.Headers, h.base)
 		if err != nil {
 			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
 		if ct.timeout == 0 {
 			ct.timeout = h.Timeout
-		}
-		if err := ct.request.CheckBase(h.base); err != nil {
-			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
 		ct.refs = addRefs(ct.refs, h.Upstream)
 		h.tools[t.Name] = ct
