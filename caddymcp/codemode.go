@@ -199,9 +199,6 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 	if cm.ToolName == "" {
 		cm.ToolName = "execute"
 	}
-	if !toolNamePattern.MatchString(cm.ToolName) {
-		return fmt.Errorf("tool_name %q: use 1 to 128 letters, digits, '_', '-' or '.'", cm.ToolName)
-	}
 	if cm.Timeout == 0 {
 		cm.Timeout = caddy.Duration(codemode.DefaultTimeout)
 	}
@@ -282,12 +279,17 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 	return cm.provisionEndpoint(ctx, srv, "codemode", cm.logger, cm.metrics)
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration. The settings Provision starts
+// something with (the sandbox limits, the backends) it checks before it
+// does.
 func (cm *CodeMode) Validate() error {
+	if !toolNamePattern.MatchString(cm.ToolName) {
+		return fmt.Errorf("tool_name %q: use 1 to 128 letters, digits, '_', '-' or '.'", cm.ToolName)
+	}
 	if len(cm.backends) == 0 {
 		return errors.New("codemode needs at least one backend")
 	}
-	return nil
+	return cm.Endpoint.validate()
 }
 
 // Cleanup releases this handler's hold on the backend clients, once; a

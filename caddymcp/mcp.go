@@ -156,9 +156,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if t == nil {
 			continue
 		}
-		if _, dup := h.tools[t.Name]; dup {
-			return fmt.Errorf("tool %q is defined twice", t.Name)
-		}
 		ct, err := compileTool(t, h.Headers, h.base)
 		if err != nil {
 			return fmt.Errorf("tool %q: %w", t.Name, err)
@@ -258,7 +255,8 @@ func (h *Handler) warnEmptyPlaceholders() {
 	}
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration. What Provision compiles (the tools,
+// the upstream URL, allow_origins) it checks as it compiles it.
 func (h *Handler) Validate() error {
 	if h.Timeout < 0 {
 		return fmt.Errorf("timeout must not be negative")
@@ -266,7 +264,20 @@ func (h *Handler) Validate() error {
 	if h.MaxResponseSize < 0 {
 		return fmt.Errorf("max_response_size must not be negative")
 	}
-	return nil
+	if len(h.tools) == 0 {
+		return fmt.Errorf("mcp needs at least one tool")
+	}
+	seen := make(map[string]bool, len(h.Tools))
+	for _, t := range h.Tools {
+		if t == nil {
+			continue
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("tool %q is defined twice", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	return h.Endpoint.validate()
 }
 
 // Cleanup releases the upstream connections.
