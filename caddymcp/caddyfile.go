@@ -83,7 +83,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "instructions":
 			err = oneArg(d, &h.Instructions)
 		case "upstream":
-			err = oneArg(d, &h.Upstream)
+			if err = oneArg(d, &h.Upstream); err == nil && !strings.Contains(h.Upstream, "{") {
+				if _, err = parseBase(h.Upstream); err != nil {
+					err = d.WrapErr(err)
+				}
+			}
 		case "header":
 			if h.Headers == nil {
 				h.Headers = make(http.Header)

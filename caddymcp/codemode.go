@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -228,8 +227,8 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("backend %q is defined twice", b.Name)
 		}
 		seen[b.Name] = true
-		if u, err := url.Parse(b.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("backend %q: url %q: want an http:// or https:// URL", b.Name, b.URL)
+		if _, err := httpURL(b.URL); err != nil {
+			return fmt.Errorf("backend %q: url %q: %w", b.Name, b.URL, err)
 		}
 		switch b.Transport {
 		case "", "streamable_http", "sse":

@@ -114,6 +114,9 @@ func parseBackend(d *caddyfile.Dispenser) (*CodeModeBackend, error) {
 		return nil, d.ArgErr()
 	}
 	b.Name, b.URL = args[0], args[1]
+	if _, err := httpURL(b.URL); err != nil {
+		return nil, d.Errf("backend %s: url %q: %v", b.Name, b.URL, err)
+	}
 	seen := make(map[string]bool)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		key := d.Val()

@@ -3,6 +3,7 @@
 package caddymcp
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -194,18 +195,36 @@ func (h *Handler) provisionUpstream() error {
 }
 
 func parseBase(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("upstream %q: %v", s, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, err := httpURL(s)
+	if errors.Is(err, errNotHTTPURL) {
 		return nil, fmt.Errorf("upstream %q: want an http:// or https:// base URL", s)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("upstream %q: %w", s, err)
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("upstream: put credentials in a header, not in the URL")
 	}
 	u.Fragment = ""
 	return u, nil
+}
+
+var errNotHTTPURL = errors.New("want an http:// or https:// URL")
+
+// httpURL parses s as an http or https URL with a host. For a URL
+// without a scheme, such as 127.0.0.1:8090, Go's parser says "first path
+// segment in URL cannot contain colon" or takes the host for a scheme;
+// this says what is wanted instead (errNotHTTPURL).
+func httpURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return u, nil
+	}
+	var parseErr *url.Error
+	if strings.Contains(s, "://") && errors.As(err, &parseErr) {
+		return nil, parseErr.Err // an http URL with a flaw: the parser says which
+	}
+	return nil, errNotHTTPURL
 }
 
 // warnEmptyPlaceholders logs one line for each {env.*} or {file.*}

@@ -97,6 +97,11 @@ func TestCheckCaddyfile(t *testing.T) {
 			want:  `tool "t": argument "tenant": the query parameter tenant is fixed by the upstream URL, and an argument cannot add to it, at Testfile:3`,
 		},
 		{
+			name:  "upstream with credentials",
+			input: "mcp {\n upstream https://user:pw@api.example.com\n tool t {\n  description d\n  get /items\n }\n}",
+			want:  "upstream: put credentials in a header, not in the URL, at Testfile:2",
+		},
+		{
 			name: "a tool that fits",
 			input: "mcp {\n upstream https://api.example.com/v2\n tool t {\n  description d\n  post /items/{id}/{path}\n" +
 				"  arg id required {\n   in path\n  }\n  arg path required\n  arg filter object\n  arg tags string[] {\n   in query\n  }\n }\n}",
