@@ -167,8 +167,8 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 			var raw string
 			if err = oneArg(d, &raw); err == nil {
 				raw = restoreShorthands(raw)
-				if !json.Valid([]byte(raw)) {
-					return nil, d.Errf("tool %s: %s is not valid JSON", t.Name, key)
+				if err := badJSON(d, raw); err != nil {
+					return nil, fmt.Errorf("tool %s: %s is not valid JSON: %w", t.Name, key, err)
 				}
 				if key == "input_schema" {
 					t.InputSchema = json.RawMessage(raw)

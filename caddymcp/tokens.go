@@ -4,8 +4,13 @@
 package caddymcp
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -97,4 +102,24 @@ func countArg(d *caddyfile.Dispenser, target *int) error {
 	}
 	*target = n
 	return nil
+}
+
+// badJSON says where text, the JSON of the current token, breaks and why
+// ("line 5, column 2: invalid character ..."), at the Caddyfile line of
+// the broken JSON line; nil when text is JSON.
+func badJSON(d *caddyfile.Dispenser, text string) error {
+	var v any
+	var syntax *json.SyntaxError
+	if !errors.As(json.Unmarshal([]byte(text), &v), &syntax) {
+		return nil
+	}
+	before := text[:min(int(syntax.Offset), len(text))]
+	line := strings.Count(before, "\n") + 1
+	column := utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:])
+	tok := d.Token()
+	tok.Line += line - 1
+	if tok.NumLineBreaks() > strings.Count(tok.Text, "\n") {
+		tok.Line++ // a heredoc's text starts on the line after <<MARKER
+	}
+	return errorAt(tok, fmt.Errorf("line %d, column %d: %v", line, column, syntax))
 }
