@@ -47,7 +47,10 @@ func (h *Handler) checkCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	seen := make(map[string]bool, len(h.Tools))
 	for i, t := range h.Tools {
-		at := lines[i]
+		at := toolLines{tool: directive}
+		if i < len(lines) { // always, unless the grammar outgrows findToolLines
+			at = lines[i]
+		}
 		if seen[t.Name] {
 			return errorAt(at.tool, fmt.Errorf("tool %q is defined twice", t.Name))
 		}
