@@ -4,15 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/dustin/go-humanize"
 )
 
 func init() {
@@ -24,8 +21,10 @@ func init() {
 
 func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	m := new(Handler)
-	err := m.UnmarshalCaddyfile(h.Dispenser)
-	return m, err
+	if err := m.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return m, m.checkCaddyfile(h.Dispenser)
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -84,7 +83,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "instructions":
 			err = oneArg(d, &h.Instructions)
 		case "upstream":
-			err = oneArg(d, &h.Upstream)
+			if err = oneArg(d, &h.Upstream); err == nil && !strings.Contains(h.Upstream, "{") {
+				if _, err = parseBase(h.Upstream); err != nil {
+					err = d.WrapErr(err)
+				}
+			}
 		case "header":
 			if h.Headers == nil {
 				h.Headers = make(http.Header)
@@ -112,28 +115,6 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 	}
 	return nil
-}
-
-// unmarshalSubdirective parses the endpoint settings shared by mcp and
-// codemode; it reports false for any other subdirective.
-func (e *Endpoint) unmarshalSubdirective(d *caddyfile.Dispenser) (bool, error) {
-	switch d.Val() {
-	case "max_request_size":
-		return true, sizeArg(d, &e.MaxRequestSize)
-	case "allow_origins":
-		e.AllowOrigins = d.RemainingArgs()
-		if len(e.AllowOrigins) == 0 {
-			return true, d.ArgErr()
-		}
-	case "allow_hosts":
-		e.AllowHosts = d.RemainingArgs()
-		if len(e.AllowHosts) == 0 {
-			return true, d.ArgErr()
-		}
-	default:
-		return false, nil
-	}
-	return true, nil
 }
 
 var methodWords = map[string]bool{"get": true, "post": true, "put": true, "patch": true, "delete": true, "head": true}
@@ -186,8 +167,8 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 			var raw string
 			if err = oneArg(d, &raw); err == nil {
 				raw = restoreShorthands(raw)
-				if !json.Valid([]byte(raw)) {
-					return nil, d.Errf("tool %s: %s is not valid JSON", t.Name, key)
+				if err := badJSON(d, raw); err != nil {
+					return nil, fmt.Errorf("tool %s: %s is not valid JSON: %w", t.Name, key, err)
 				}
 				if key == "input_schema" {
 					t.InputSchema = json.RawMessage(raw)
@@ -428,155 +409,6 @@ func parseAnnotations(d *caddyfile.Dispenser, t *Tool) error {
 		}
 		*field(t.Annotations) = &b
 	}
-	return nil
-}
-
-// shorthandArgs maps the placeholders that Caddy's Caddyfile adapter
-// writes for its shorthands back to the shorthand names: the adapter turns
-// {path} into {http.request.uri.path} before any directive sees the token.
-var shorthandArgs = func() map[string]string {
-	pairs := []string{
-		"host", "http.request.host", "hostport", "http.request.hostport", "port", "http.request.port",
-		"orig_method", "http.request.orig_method", "orig_uri", "http.request.orig_uri",
-		"orig_path", "http.request.orig_uri.path", "orig_dir", "http.request.orig_uri.path.dir",
-		"orig_file", "http.request.orig_uri.path.file", "orig_query", "http.request.orig_uri.query",
-		"method", "http.request.method", "uri", "http.request.uri", "path", "http.request.uri.path",
-		"dir", "http.request.uri.path.dir", "file", "http.request.uri.path.file",
-		"query", "http.request.uri.query", "remote", "http.request.remote",
-		"remote_host", "http.request.remote.host", "remote_port", "http.request.remote.port",
-		"scheme", "http.request.scheme", "uuid", "http.request.uuid", "client_ip", "http.vars.client_ip",
-		"upstream_hostport", "http.reverse_proxy.upstream.hostport",
-		"tls_cipher", "http.request.tls.cipher_suite", "tls_version", "http.request.tls.version",
-		"tls_client_fingerprint", "http.request.tls.client.fingerprint",
-		"tls_client_issuer", "http.request.tls.client.issuer",
-		"tls_client_serial", "http.request.tls.client.serial",
-		"tls_client_subject", "http.request.tls.client.subject",
-		"tls_client_certificate_pem", "http.request.tls.client.certificate_pem",
-		"tls_client_certificate_der_base64", "http.request.tls.client.certificate_der_base64",
-	}
-	m := make(map[string]string, len(pairs)/2)
-	for i := 0; i < len(pairs); i += 2 {
-		m[pairs[i+1]] = pairs[i]
-	}
-	return m
-}()
-
-// shorthandPrefixes are the adapter's rewrites of {header.X}, {query.X}, ...
-var shorthandPrefixes = [][2]string{
-	{"http.request.header.", "header."}, {"http.request.cookie.", "cookie."},
-	{"http.request.host.labels.", "labels."}, {"http.request.uri.path.file.", "file."},
-	{"http.request.uri.path.", "path."}, {"http.request.uri.query.", "query."},
-	{"http.regexp.", "re."}, {"http.vars.", "vars."},
-	{"http.reverse_proxy.", "rp."}, {"http.intercept.", "resp."}, {"http.error.", "err."},
-	{"http.matchers.file.", "file_match."},
-}
-
-var placeholderPattern = regexp.MustCompile(`\{[^{}]+\}`)
-
-// mapShorthands rewrites, in the tool's path template, the expansion of a
-// Caddy shorthand back to {name} when the tool has an argument of that
-// name: a file API's {path} argument must not become the MCP request's path.
-func mapShorthands(t *Tool) {
-	if !strings.Contains(t.Path, "{http.") {
-		return
-	}
-	names := make(map[string]bool, len(t.Args))
-	for _, a := range t.Args {
-		names[a.Name] = true
-	}
-	// Beside input_schema, the schema's top-level properties are the
-	// arguments, with or without an arg line.
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(t.InputSchema, &schema) == nil {
-		for name := range schema.Properties {
-			names[name] = true
-		}
-	}
-	t.Path = placeholderPattern.ReplaceAllStringFunc(t.Path, func(ph string) string {
-		inner := ph[1 : len(ph)-1]
-		if short, ok := shorthandArgs[inner]; ok && names[short] {
-			return "{" + short + "}"
-		}
-		for _, p := range shorthandPrefixes {
-			if rest, ok := strings.CutPrefix(inner, p[0]); ok && names[p[1]+rest] {
-				return "{" + p[1] + rest + "}"
-			}
-		}
-		return ph
-	})
-}
-
-// restoreShorthands undoes the adapter's shorthand expansion in text that
-// is never run through a replacer (descriptions, schemas, literal defaults
-// and enums): "the file at {path}" must not read "{http.request.uri.path}".
-func restoreShorthands(s string) string {
-	if !strings.Contains(s, "{http.") {
-		return s
-	}
-	return placeholderPattern.ReplaceAllStringFunc(s, func(ph string) string {
-		inner := ph[1 : len(ph)-1]
-		if short, ok := shorthandArgs[inner]; ok {
-			return "{" + short + "}"
-		}
-		for _, p := range shorthandPrefixes {
-			if rest, ok := strings.CutPrefix(inner, p[0]); ok {
-				return "{" + p[1] + rest + "}"
-			}
-		}
-		return ph
-	})
-}
-
-func oneArg(d *caddyfile.Dispenser, target *string) error {
-	if !d.NextArg() {
-		return d.ArgErr()
-	}
-	*target = d.Val()
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	return nil
-}
-
-func headerLine(d *caddyfile.Dispenser, h http.Header) error {
-	args := d.RemainingArgs()
-	if len(args) != 2 {
-		return d.ArgErr()
-	}
-	h.Add(args[0], args[1])
-	return nil
-}
-
-func durationArg(d *caddyfile.Dispenser, target *caddy.Duration) error {
-	key := d.Val()
-	var s string
-	if err := oneArg(d, &s); err != nil {
-		return err
-	}
-	dur, err := caddy.ParseDuration(s)
-	if err != nil {
-		return d.Errf("%s %q: %v", key, s, err)
-	}
-	if dur <= 0 {
-		return d.Errf("%s must be positive, got %q", key, s)
-	}
-	*target = caddy.Duration(dur)
-	return nil
-}
-
-func sizeArg(d *caddyfile.Dispenser, target *int64) error {
-	key := d.Val()
-	var s string
-	if err := oneArg(d, &s); err != nil {
-		return err
-	}
-	n, err := humanize.ParseBytes(s)
-	if err != nil || n == 0 || n > 1<<40 {
-		return d.Errf("%s %q: want a size such as 4MiB", key, s)
-	}
-	*target = int64(n)
 	return nil
 }
 

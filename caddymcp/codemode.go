@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -200,9 +199,6 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 	if cm.ToolName == "" {
 		cm.ToolName = "execute"
 	}
-	if !toolNamePattern.MatchString(cm.ToolName) {
-		return fmt.Errorf("tool_name %q: use 1 to 128 letters, digits, '_', '-' or '.'", cm.ToolName)
-	}
 	if cm.Timeout == 0 {
 		cm.Timeout = caddy.Duration(codemode.DefaultTimeout)
 	}
@@ -232,8 +228,8 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("backend %q is defined twice", b.Name)
 		}
 		seen[b.Name] = true
-		if u, err := url.Parse(b.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("backend %q: url %q: want an http:// or https:// URL", b.Name, b.URL)
+		if _, err := httpURL(b.URL); err != nil {
+			return fmt.Errorf("backend %q: url %q: %w", b.Name, b.URL, err)
 		}
 		switch b.Transport {
 		case "", "streamable_http", "sse":
@@ -283,12 +279,17 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 	return cm.provisionEndpoint(ctx, srv, "codemode", cm.logger, cm.metrics)
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration. The settings Provision starts
+// something with (the sandbox limits, the backends) it checks before it
+// does.
 func (cm *CodeMode) Validate() error {
+	if !toolNamePattern.MatchString(cm.ToolName) {
+		return fmt.Errorf("tool_name %q: use 1 to 128 letters, digits, '_', '-' or '.'", cm.ToolName)
+	}
 	if len(cm.backends) == 0 {
 		return errors.New("codemode needs at least one backend")
 	}
-	return nil
+	return cm.Endpoint.validate()
 }
 
 // Cleanup releases this handler's hold on the backend clients, once; a

@@ -2,7 +2,6 @@ package caddymcp
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -115,6 +114,9 @@ func parseBackend(d *caddyfile.Dispenser) (*CodeModeBackend, error) {
 		return nil, d.ArgErr()
 	}
 	b.Name, b.URL = args[0], args[1]
+	if _, err := httpURL(b.URL); err != nil {
+		return nil, d.Errf("backend %s: url %q: %v", b.Name, b.URL, err)
+	}
 	seen := make(map[string]bool)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		key := d.Val()
@@ -157,20 +159,6 @@ func parseBackend(d *caddyfile.Dispenser) (*CodeModeBackend, error) {
 		}
 	}
 	return b, nil
-}
-
-func countArg(d *caddyfile.Dispenser, target *int) error {
-	key := d.Val()
-	var s string
-	if err := oneArg(d, &s); err != nil {
-		return err
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return d.Errf("%s %q: want a positive whole number", key, s)
-	}
-	*target = n
-	return nil
 }
 
 // Interface guards

@@ -63,9 +63,6 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 	if e.MaxRequestSize == 0 {
 		e.MaxRequestSize = defaultMaxRequestSize
 	}
-	if e.MaxRequestSize < 0 {
-		return fmt.Errorf("max_request_size must not be negative")
-	}
 	e.origins = make(map[string]bool, len(e.AllowOrigins))
 	for _, o := range e.AllowOrigins {
 		if o == "*" {
@@ -80,9 +77,6 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 	}
 	e.hosts = make(map[string]bool, len(e.AllowHosts))
 	for _, h := range e.AllowHosts {
-		if h == "" || strings.ContainsAny(h, "/ ") {
-			return fmt.Errorf("allow_hosts: %q is not a host name", h)
-		}
 		e.hosts[strings.ToLower(h)] = true
 	}
 	e.logger, e.metrics, e.handlerTag = logger, m, tag
@@ -96,6 +90,20 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(ctx.Slogger()),
 	)
+	return nil
+}
+
+// validate checks the endpoint settings, for the Validate of mcp and
+// codemode.
+func (e *Endpoint) validate() error {
+	if e.MaxRequestSize < 0 {
+		return fmt.Errorf("max_request_size must not be negative")
+	}
+	for _, h := range e.AllowHosts {
+		if h == "" || strings.ContainsAny(h, "/ ") {
+			return fmt.Errorf("allow_hosts: %q is not a host name", h)
+		}
+	}
 	return nil
 }
 

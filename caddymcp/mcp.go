@@ -3,6 +3,7 @@
 package caddymcp
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -154,18 +155,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if t == nil {
 			continue
 		}
-		if _, dup := h.tools[t.Name]; dup {
-			return fmt.Errorf("tool %q is defined twice", t.Name)
-		}
-		ct, err := t.compile(h.Headers)
+		ct, err := compileTool(t, h.Headers, h.base)
 		if err != nil {
 			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
 		if ct.timeout == 0 {
 			ct.timeout = h.Timeout
-		}
-		if err := ct.request.CheckBase(h.base); err != nil {
-			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
 		ct.refs = addRefs(ct.refs, h.Upstream)
 		h.tools[t.Name] = ct
@@ -198,18 +193,36 @@ func (h *Handler) provisionUpstream() error {
 }
 
 func parseBase(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("upstream %q: %v", s, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, err := httpURL(s)
+	if errors.Is(err, errNotHTTPURL) {
 		return nil, fmt.Errorf("upstream %q: want an http:// or https:// base URL", s)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("upstream %q: %w", s, err)
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("upstream: put credentials in a header, not in the URL")
 	}
 	u.Fragment = ""
 	return u, nil
+}
+
+var errNotHTTPURL = errors.New("want an http:// or https:// URL")
+
+// httpURL parses s as an http or https URL with a host. For a URL
+// without a scheme, such as 127.0.0.1:8090, Go's parser says "first path
+// segment in URL cannot contain colon" or takes the host for a scheme;
+// this says what is wanted instead (errNotHTTPURL).
+func httpURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return u, nil
+	}
+	var parseErr *url.Error
+	if strings.Contains(s, "://") && errors.As(err, &parseErr) {
+		return nil, parseErr.Err // an http URL with a flaw: the parser says which
+	}
+	return nil, errNotHTTPURL
 }
 
 // warnEmptyPlaceholders logs one line for each {env.*} or {file.*}
@@ -259,7 +272,8 @@ func (h *Handler) warnEmptyPlaceholders() {
 	}
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration. What Provision compiles (the tools,
+// the upstream URL, allow_origins) it checks as it compiles it.
 func (h *Handler) Validate() error {
 	if h.Timeout < 0 {
 		return fmt.Errorf("timeout must not be negative")
@@ -267,7 +281,20 @@ func (h *Handler) Validate() error {
 	if h.MaxResponseSize < 0 {
 		return fmt.Errorf("max_response_size must not be negative")
 	}
-	return nil
+	if len(h.tools) == 0 {
+		return fmt.Errorf("mcp needs at least one tool")
+	}
+	seen := make(map[string]bool, len(h.Tools))
+	for _, t := range h.Tools {
+		if t == nil {
+			continue
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("tool %q is defined twice", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	return h.Endpoint.validate()
 }
 
 // Cleanup releases the upstream connections.

@@ -230,6 +230,36 @@ func TestProvisionReportsConfigErrors(t *testing.T) {
 			wantErr:   []string{`tool "list"`, `argument "tenant": header X-Tenant is already set by a fixed header`},
 		},
 		{
+			name:    "no tools",
+			json:    `{"upstream":"https://api.example.com"}`,
+			wantErr: []string{"mcp needs at least one tool"},
+		},
+		{
+			name:    "only a null tool",
+			json:    `{"tools":[null]}`,
+			wantErr: []string{"mcp needs at least one tool"},
+		},
+		{
+			name:    "upstream without a scheme",
+			json:    `{"upstream":"127.0.0.1:8090","tools":[{"name":"t","description":"d","method":"GET","path":"/"}]}`,
+			wantErr: []string{`upstream "127.0.0.1:8090": want an http:// or https:// base URL`},
+		},
+		{
+			name:    "upstream host without a scheme",
+			json:    `{"upstream":"localhost:8090","tools":[{"name":"t","description":"d","method":"GET","path":"/"}]}`,
+			wantErr: []string{`upstream "localhost:8090": want an http:// or https:// base URL`},
+		},
+		{
+			name:    "http upstream the URL parser refuses",
+			json:    `{"upstream":"http://api example.com","tools":[{"name":"t","description":"d","method":"GET","path":"/"}]}`,
+			wantErr: []string{`upstream "http://api example.com": invalid character " " in host name`},
+		},
+		{
+			name:    "max_request_size negative",
+			json:    `{"max_request_size":-1,"tools":[{"name":"t","description":"d","method":"GET","path":"/"}]}`,
+			wantErr: []string{"max_request_size must not be negative"},
+		},
+		{
 			name:    "upstream that is not an http URL",
 			json:    `{"upstream":"ftp://files.example.com","tools":[{"name":"t","description":"d","method":"GET","path":"/"}]}`,
 			wantErr: []string{`upstream "ftp://files.example.com": want an http:// or https:// base URL`},
