@@ -15,7 +15,8 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard" // respond, for the directive order
 	"github.com/mark3labs/mcp-go/mcp"
 
-	modules "github.com/caddy-mcp/caddy-mcp/caddymcp"
+	_ "github.com/caddy-mcp/caddy-mcp/caddymcp"
+	"github.com/caddy-mcp/caddy-mcp/internal/version"
 )
 
 // manifest is what xcaddy.json states that the code can contradict.
@@ -68,8 +69,8 @@ func TestManifestMatchesCode(t *testing.T) {
 	if want := m.Module[strings.LastIndex(m.Module, "/")+1:]; m.Name != want {
 		t.Errorf("name is %q, the module path ends in %q", m.Name, want)
 	}
-	if m.Version != modules.Version {
-		t.Errorf("version is %q, the plugin reports %q", m.Version, modules.Version)
+	if m.Version != version.Version {
+		t.Errorf("version is %q, the plugin reports %q", m.Version, version.Version)
 	}
 
 	var ids, directives []string
