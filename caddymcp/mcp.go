@@ -111,7 +111,7 @@ type Handler struct {
 	base     *url.URL
 	baseText upstream.Text
 	client   *upstream.Client
-	tools    map[string]*compiledTool
+	tools    map[string]*provisioned
 	logger   *zap.Logger
 	metrics  *metrics
 }
@@ -146,7 +146,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.client = upstream.NewClient()
 	}
 
-	h.tools = make(map[string]*compiledTool, len(h.Tools))
+	h.tools = make(map[string]*provisioned, len(h.Tools))
 	srv := server.NewMCPServer(h.Name, h.Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(h.Instructions),
@@ -166,7 +166,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if ct.timeout == 0 {
 			ct.timeout = h.Timeout
 		}
-		if err := ct.request.CheckBase(h.base); err != nil {
+		if err := ct.op.CheckBase(h.base); err != nil {
 			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
 		ct.refs = addRefs(ct.refs, h.Upstream)

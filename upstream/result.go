@@ -19,28 +19,29 @@ import (
 // errorBodyPreview is how much of a failed answer's body an error shows.
 const errorBodyPreview = 512
 
-// Call names one upstream request in results and errors.
-type Call struct {
+// Target names the request one call sent, in results, errors and logs,
+// without what may be secret.
+type Target struct {
 	// Label is "<METHOD> <tool path>": the expanded path template, without
 	// the upstream's base path (which may hold a token) or the query string
 	// (which may hold a key).
 	Label string
 	// Path is the expanded tool path, escaped.
 	Path string
-	// URI addresses binary results; the caller sets it.
+	// URI addresses binary results: caddy-mcp://<operation name><Path>.
 	URI string
 	// Sent is the escaped path the request went to, and Base the escaped
 	// path of the upstream base URL; both may hold a token (the base path,
 	// a resolved placeholder), so a redirect's target below them is shown
-	// as a tool path, like Path. The caller sets them.
+	// as a tool path, like Path.
 	Sent, Base string
 }
 
-// Result maps the answer to a tool result. A 2xx JSON answer is its JSON
+// result maps the answer to a tool result. A 2xx JSON answer is its JSON
 // text and, when output is set, also structuredContent validated against
 // output; text, images and audio map to their content types; anything else
 // is an error result naming the status.
-func (r *Response) Result(call Call, output *jsonschema.Schema) *mcp.CallToolResult {
+func (r *Response) result(call Target, output *jsonschema.Schema) *mcp.CallToolResult {
 	if r.Status < 200 || r.Status > 299 {
 		return ErrorResult(r.statusError(call))
 	}
@@ -97,7 +98,7 @@ func (r *Response) Result(call Call, output *jsonschema.Schema) *mcp.CallToolRes
 	}
 }
 
-func (r *Response) structured(call Call, output *jsonschema.Schema) *mcp.CallToolResult {
+func (r *Response) structured(call Target, output *jsonschema.Schema) *mcp.CallToolResult {
 	dec := json.NewDecoder(bytes.NewReader(r.Body))
 	dec.UseNumber()
 	var v any
@@ -114,7 +115,7 @@ func (r *Response) structured(call Call, output *jsonschema.Schema) *mcp.CallToo
 	}
 }
 
-func (r *Response) statusError(call Call) string {
+func (r *Response) statusError(call Target) string {
 	msg := fmt.Sprintf("%s: upstream answered %s", call.Label, statusText(r.Status))
 	if r.Status >= 300 && r.Status < 400 {
 		if loc := r.Header.Get("Location"); loc != "" {
@@ -171,7 +172,7 @@ func preview(body []byte) string {
 
 // location is how an error shows a redirect's target: without the query,
 // and without the path the request was sent to or the base path.
-func (c Call) location(raw string) string {
+func (c Target) location(raw string) string {
 	shown := withoutQuery(raw)
 	u, err := url.Parse(shown)
 	if err != nil {
