@@ -42,9 +42,8 @@ type outcome struct {
 	refs []configRef
 }
 
-// A tool call comes in by mcp-go, through toolHandler, or by the fast
-// path, through runTool; both run it with serve.
-
+// toolHandler is mcp-go's way into a tool, and runTool the fast path's;
+// both run the call with serve.
 func (h *Handler) toolHandler(p *provisioned) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {

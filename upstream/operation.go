@@ -184,11 +184,11 @@ func (op *Operation) Label(args map[string]any) string { return op.plan.label(ar
 // call's arguments as decoded, nil for none. The map given is not changed.
 func (op *Operation) Check(raw any) (map[string]any, error) {
 	args, ok := raw.(map[string]any)
-	if raw == nil {
-		args, ok = map[string]any{}, true
-	}
-	if !ok {
+	if !ok && raw != nil {
 		return nil, fmt.Errorf("arguments must be a JSON object")
+	}
+	if args == nil {
+		args = map[string]any{}
 	}
 	args = op.plan.applyDefaults(args)
 	if !op.quick.accepts(args) {

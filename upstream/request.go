@@ -28,10 +28,10 @@ import (
 // the query or in a JSON or form body, which many servers merge with the
 // query. It is refused rather than dropped so that the caller learns its
 // value was not used. A declared argument that would collide is a
-// configuration error already (newRequestPlan): in the query or body under a query
-// line's key, in a header that is fixed or set by another argument; an
-// argument in a path slot goes nowhere else. With `body arg`, the body is
-// that one argument, and an undeclared argument is refused.
+// configuration error already (newRequestPlan): in the query or body
+// under a query line's key, in a header that is fixed or set by another
+// argument; an argument in a path slot goes nowhere else. With `body arg`,
+// the body is that one argument, and an undeclared argument is refused.
 //
 // The returned Target names the request for results, errors and logs;
 // Operation.Request completes it.
@@ -40,12 +40,12 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	if err != nil {
 		return nil, Target{}, err
 	}
-	call := Target{Label: p.method + " " + label, Path: label}
+	target := Target{Label: p.method + " " + label, Path: label}
 	u := &url.URL{Scheme: base.Scheme, Host: base.Host}
 	rawPath := strings.TrimSuffix(base.EscapedPath(), "/") + path
 	u.Path, err = url.PathUnescape(rawPath)
 	if err != nil {
-		return nil, call, fmt.Errorf("path %s: %w", path, err)
+		return nil, target, fmt.Errorf("path %s: %w", path, err)
 	}
 	u.RawPath = rawPath
 
@@ -58,7 +58,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	}
 	if len(query) > 0 {
 		if err := p.refuseFixed(args, query); err != nil {
-			return nil, call, err
+			return nil, target, err
 		}
 	}
 
@@ -89,7 +89,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 			}
 			vals, err := queryStrings(v)
 			if err != nil {
-				return nil, call, fmt.Errorf("argument %q: %w", name, err)
+				return nil, target, fmt.Errorf("argument %q: %w", name, err)
 			}
 			query[name] = append(query[name], vals...)
 		case InHeader:
@@ -98,16 +98,16 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 			}
 			s, err := scalarString(v)
 			if err != nil {
-				return nil, call, fmt.Errorf("argument %q: %w", name, err)
+				return nil, target, fmt.Errorf("argument %q: %w", name, err)
 			}
 			if !httpguts.ValidHeaderFieldValue(s) {
-				return nil, call, fmt.Errorf("argument %q: the value has characters not allowed in a header", name)
+				return nil, target, fmt.Errorf("argument %q: the value has characters not allowed in a header", name)
 			}
 			header[a.HeaderName] = []string{s}
 		case InBody:
 			if p.bodyArg != "" {
 				if a == nil {
-					return nil, call, fmt.Errorf("argument %q is not declared, and the body is the argument %q alone", name, p.bodyArg)
+					return nil, target, fmt.Errorf("argument %q is not declared, and the body is the argument %q alone", name, p.bodyArg)
 				}
 				bodyValue, bodyGiven = v, true
 				continue
@@ -135,7 +135,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 			}
 			vals, verr := queryStrings(v)
 			if verr != nil {
-				return nil, call, fmt.Errorf("argument %q: %w", name, verr)
+				return nil, target, fmt.Errorf("argument %q: %w", name, verr)
 			}
 			form[name] = vals
 		}
@@ -149,7 +149,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 		setDefault(header, "Content-Type", "application/json")
 	}
 	if err != nil {
-		return nil, call, fmt.Errorf("encoding the body: %w", err)
+		return nil, target, fmt.Errorf("encoding the body: %w", err)
 	}
 
 	var rd io.Reader
@@ -158,7 +158,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	}
 	req, err := http.NewRequestWithContext(ctx, p.method, "/", rd)
 	if err != nil {
-		return nil, call, err
+		return nil, target, err
 	}
 	req.URL = u
 	req.Host = u.Host
@@ -168,7 +168,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 		header.Del("Host")
 	}
 	req.Header = header
-	return req, call, nil
+	return req, target, nil
 }
 
 // setDefault sets a header field unless the configuration set it.
