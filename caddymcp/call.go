@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -32,65 +31,60 @@ const (
 	outcomeUnhandled   = "unhandled" // route mode: nothing after mcp answered
 )
 
-// callRecord is what one call leaves for logs and metrics.
-type callRecord struct {
-	label   string
-	status  int
-	outcome string
-	err     error
+// outcome is what one call leaves for logs and metrics.
+type outcome struct {
+	label  string // the request, as upstream.Target.Label names it
+	status int
+	kind   string // one of the outcome constants
+	err    error
 	// refs are the placeholders of the tool's configuration text; observe
 	// checks which resolve to empty text only when it logs the call.
 	refs []configRef
 }
 
-func (h *Handler) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
+// toolHandler is mcp-go's way into a tool, and runTool the fast path's;
+// both run the call with serve.
+func (h *Handler) toolHandler(p *provisioned) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start := time.Now()
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-			notifyProgress(ctx, req.Params.Meta.ProgressToken, ct.name)
+			notifyProgress(ctx, req.Params.Meta.ProgressToken, p.op.Name())
 		}
 		var raw any = req.Params.Arguments
 		if args, ok := ctx.Value(argsKey{}).(map[string]any); ok {
 			raw = args
 		}
-		res, rec := h.call(ctx, ct, raw)
-		h.observe(ct.name, rec, time.Since(start))
-		return res, nil
+		return h.serve(ctx, p, raw), nil
 	}
 }
 
 // runTool is the fast path's way into a tool (see fastpath.go).
 func (h *Handler) runTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool) {
-	ct := h.tools[name]
-	if ct == nil {
+	p := h.tools[name]
+	if p == nil {
 		return nil, false
 	}
-	if args == nil {
-		args = map[string]any{}
-	}
-	start := time.Now()
-	res, rec := h.call(ctx, ct, args)
-	h.observe(ct.name, rec, time.Since(start))
-	return res, true
+	return h.serve(ctx, p, args), true
 }
 
-func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.CallToolResult, callRecord) {
-	args, ok := raw.(map[string]any)
-	if raw == nil {
-		args, ok = map[string]any{}, true
-	}
-	if !ok {
-		return upstream.ErrorResult("arguments must be a JSON object"), callRecord{outcome: outcomeInvalidArgs}
-	}
-	args = ct.request.ApplyDefaults(args)
-	if !ct.quick.accepts(args) {
-		if err := ct.input.Validate(args); err != nil {
-			msg := fmt.Sprintf("invalid arguments for tool %s:\n- %s", ct.name, strings.Join(upstream.Violations(err), "\n- "))
-			return upstream.ErrorResult(msg), callRecord{outcome: outcomeInvalidArgs}
-		}
+// serve runs one call of p with its arguments as decoded, and logs and
+// counts it.
+func (h *Handler) serve(ctx context.Context, p *provisioned, raw any) *mcp.CallToolResult {
+	start := time.Now()
+	res, out := h.call(ctx, p, raw)
+	h.observe(p.op.Name(), out, time.Since(start))
+	return res
+}
+
+// call is one call: the operation checks the arguments and builds the
+// request, which goes to the upstream, or in route mode to the handlers
+// after mcp, within the tool's timeout; the operation maps the answer.
+func (h *Handler) call(ctx context.Context, p *provisioned, raw any) (*mcp.CallToolResult, outcome) {
+	args, err := p.op.Check(raw)
+	if err != nil {
+		return upstream.ErrorResult(err.Error()), outcome{kind: outcomeInvalidArgs}
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(ct.timeout))
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.timeout))
 	defer cancel()
 	repl, _ := ctx.Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	var r upstream.Replacer
@@ -101,58 +95,55 @@ func (h *Handler) call(ctx context.Context, ct *compiledTool, raw any) (*mcp.Cal
 
 	base, err := h.baseURL(r)
 	if err != nil {
-		return upstream.ErrorResult(err.Error()), callRecord{label: ct.request.Label(args), outcome: outcomeUnreachable, err: err, refs: ct.refs}
+		return upstream.ErrorResult(err.Error()), outcome{label: p.op.Label(args), kind: outcomeUnreachable, err: err, refs: p.refs}
 	}
-	req, call, err := ct.request.NewRequest(ctx, base, args, r)
+	req, target, err := p.op.Request(ctx, base, args, r)
 	if err != nil {
-		msg := fmt.Sprintf("invalid arguments for tool %s: %v", ct.name, err)
-		return upstream.ErrorResult(msg), callRecord{label: call.Label, outcome: outcomeInvalidArgs}
+		return upstream.ErrorResult(err.Error()), outcome{label: target.Label, kind: outcomeInvalidArgs}
 	}
-	call.URI = "caddy-mcp://" + ct.name + call.Path
-	call.Sent, call.Base = req.URL.EscapedPath(), strings.TrimSuffix(base.EscapedPath(), "/")
-	rec := callRecord{label: call.Label, refs: ct.refs}
+	out := outcome{label: target.Label, refs: p.refs}
 
 	var resp *upstream.Response
 	if h.client != nil {
 		resp, err = h.client.Do(req, h.MaxResponseSize)
 	} else {
-		resp, err = serveRoute(ctx, route, req, call, ct.name, h.MaxResponseSize)
+		resp, err = serveRoute(ctx, route, req, target, p.op.Name(), h.MaxResponseSize)
 	}
 	if err != nil {
-		rec.err = err
+		out.err = err
 		var tooLarge *upstream.TooLargeError
 		var unhandled *unhandledError
 		var msg string
 		switch {
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-			rec.outcome = outcomeTimeout
-			msg = fmt.Sprintf("%s: no complete answer within the tool's timeout of %s", call.Label, time.Duration(ct.timeout))
+			out.kind = outcomeTimeout
+			msg = fmt.Sprintf("%s: no complete answer within the tool's timeout of %s", target.Label, time.Duration(p.timeout))
 		case errors.Is(err, context.Canceled):
-			rec.outcome = outcomeCanceled
-			msg = fmt.Sprintf("%s: the call was canceled", call.Label)
+			out.kind = outcomeCanceled
+			msg = fmt.Sprintf("%s: the call was canceled", target.Label)
 		case errors.As(err, &tooLarge):
-			rec.outcome = outcomeTooLarge
-			msg = fmt.Sprintf("%s: %v", call.Label, err)
+			out.kind = outcomeTooLarge
+			msg = fmt.Sprintf("%s: %v", target.Label, err)
 		case errors.As(err, &unhandled):
-			rec.outcome = outcomeUnhandled
+			out.kind = outcomeUnhandled
 			msg = err.Error()
 		default:
-			rec.outcome = outcomeUnreachable
-			msg = fmt.Sprintf("%s: the upstream request failed: %v", call.Label, err)
+			out.kind = outcomeUnreachable
+			msg = fmt.Sprintf("%s: the upstream request failed: %v", target.Label, err)
 		}
-		return upstream.ErrorResult(msg), rec
+		return upstream.ErrorResult(msg), out
 	}
-	rec.status = resp.Status
-	res := resp.Result(call, ct.output)
+	out.status = resp.Status
+	res := p.op.Result(target, resp)
 	switch {
 	case !res.IsError:
-		rec.outcome = outcomeOK
+		out.kind = outcomeOK
 	case resp.Status >= 200 && resp.Status < 300:
-		rec.outcome = outcomeBadAnswer
+		out.kind = outcomeBadAnswer
 	default:
-		rec.outcome = outcomeStatus
+		out.kind = outcomeStatus
 	}
-	return res, rec
+	return res, out
 }
 
 // notifyProgress tells a client that asked for progress that the call has
@@ -191,11 +182,11 @@ func (h *Handler) baseURL(r upstream.Replacer) (*url.URL, error) {
 // so is an upstream's refusal when a placeholder of the configuration
 // text resolved to empty text for the call (the line names it: empty_env,
 // empty_file), since that is the likely cause.
-func (h *Handler) observe(tool string, rec callRecord, d time.Duration) {
-	h.metrics.toolCalls.WithLabelValues("mcp", h.Name, tool, rec.outcome).Inc()
+func (h *Handler) observe(tool string, out outcome, d time.Duration) {
+	h.metrics.toolCalls.WithLabelValues("mcp", h.Name, tool, out.kind).Inc()
 	h.metrics.toolDuration.WithLabelValues("mcp", h.Name, tool).Observe(d.Seconds())
 	level := zapcore.DebugLevel
-	switch rec.outcome {
+	switch out.kind {
 	case outcomeUnreachable, outcomeTimeout, outcomeTooLarge, outcomeUnhandled:
 		level = zapcore.WarnLevel
 	}
@@ -203,8 +194,8 @@ func (h *Handler) observe(tool string, rec callRecord, d time.Duration) {
 	// for a line that is written, or may be: a refusal is logged at warn
 	// when one was.
 	var empty []configRef
-	if rec.outcome == outcomeStatus || h.logger.Core().Enabled(level) {
-		if empty = emptyRefs(rec.refs); rec.outcome == outcomeStatus && len(empty) > 0 {
+	if out.kind == outcomeStatus || h.logger.Core().Enabled(level) {
+		if empty = emptyRefs(out.refs); out.kind == outcomeStatus && len(empty) > 0 {
 			level = zapcore.WarnLevel
 		}
 	}
@@ -214,13 +205,13 @@ func (h *Handler) observe(tool string, rec callRecord, d time.Duration) {
 	}
 	fields := []zap.Field{
 		zap.String("tool", tool),
-		zap.String("request", rec.label),
-		zap.Int("status", rec.status),
+		zap.String("request", out.label),
+		zap.Int("status", out.status),
 		zap.Duration("duration", d),
-		zap.String("outcome", rec.outcome),
+		zap.String("outcome", out.kind),
 	}
-	if rec.err != nil {
-		fields = append(fields, zap.Error(rec.err))
+	if out.err != nil {
+		fields = append(fields, zap.Error(out.err))
 	}
 	if len(empty) > 0 {
 		byKind := map[string][]string{}

@@ -110,7 +110,7 @@ type Handler struct {
 	base     *url.URL
 	baseText upstream.Text
 	client   *upstream.Client
-	tools    map[string]*compiledTool
+	tools    map[string]*provisioned
 	logger   *zap.Logger
 	metrics  *metrics
 }
@@ -145,7 +145,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.client = upstream.NewClient()
 	}
 
-	h.tools = make(map[string]*compiledTool, len(h.Tools))
+	h.tools = make(map[string]*provisioned, len(h.Tools))
 	srv := server.NewMCPServer(h.Name, h.Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(h.Instructions),

@@ -440,7 +440,7 @@ func TestProvisionBuildsTools(t *testing.T) {
 		t.Errorf("search timeout %v, want 3s", search.timeout)
 	}
 	// The placement-only arg line put q's sibling token in a header.
-	req, _, err := search.request.NewRequest(context.Background(), h.base,
+	req, _, err := search.op.Request(context.Background(), h.base,
 		map[string]any{"q": "caddy", "token": "t0k"}, caddy.NewReplacer())
 	if err != nil {
 		t.Fatalf("search request: %v", err)
@@ -559,7 +559,7 @@ func TestShorthandPlaceholdersAsArguments(t *testing.T) {
 		{tool: "echo_path", args: map[string]any{}, want: "/api/echo/mcp"},
 	}
 	for _, tc := range tests {
-		req, _, err := h.tools[tc.tool].request.NewRequest(context.Background(), h.base, tc.args, repl)
+		req, _, err := h.tools[tc.tool].op.Request(context.Background(), h.base, tc.args, repl)
 		if err != nil {
 			t.Errorf("tool %s: %v", tc.tool, err)
 			continue
@@ -650,10 +650,10 @@ func TestReviewFixes(t *testing.T) {
 		if !strings.Contains(string(schema), `"tags":{"type":"array","items":{"enum":["a","b"]}}`) {
 			t.Errorf("schema %s", schema)
 		}
-		if err := ct.input.Validate(map[string]any{"tags": []any{"a", "b"}}); err != nil {
+		if _, err := ct.op.Check(map[string]any{"tags": []any{"a", "b"}}); err != nil {
 			t.Errorf("valid items refused: %v", err)
 		}
-		if err := ct.input.Validate(map[string]any{"tags": []any{"c"}}); err == nil {
+		if _, err := ct.op.Check(map[string]any{"tags": []any{"c"}}); err == nil {
 			t.Error("an item outside the enum passed")
 		}
 	})

@@ -24,7 +24,7 @@ func (e *unhandledError) Error() string { return e.msg }
 // own replacer and vars, so placeholders in those handlers ({path}, {uri})
 // describe the tool request, not the MCP request; answered into a
 // standalone recorder with a size cap.
-func serveRoute(ctx context.Context, route *routeInfo, req *http.Request, call upstream.Call, tool string, limit int64) (resp *upstream.Response, err error) {
+func serveRoute(ctx context.Context, route *routeInfo, req *http.Request, call upstream.Target, tool string, limit int64) (resp *upstream.Response, err error) {
 	label := call.Label
 	if route == nil || route.next == nil {
 		return nil, &unhandledError{msg: fmt.Sprintf("nothing after mcp handled %s (no upstream is configured)", label)}

@@ -1,7 +1,6 @@
 package caddymcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/caddy-mcp/caddy-mcp/internal/jsonschema"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -121,34 +119,19 @@ type Annotations struct {
 	OpenWorld   *bool `json:"open_world,omitempty"`
 }
 
-// typed reports whether the arg line declares anything beyond placement.
-func (a *Arg) typed() bool {
-	return a.Type != "" || a.Required || a.Description != "" || a.Default != nil || len(a.Enum) > 0
-}
+// argTypes are the type words of arg lines, with the item type each gives
+// an array; schemaType is the JSON Schema type of one. upstream owns both.
+var argTypes = upstream.ArgTypes()
 
-var argTypes = map[string]string{ // type word -> item type for arrays, "" for scalars
-	"string": "", "integer": "", "number": "", "boolean": "", "object": "", "array": "",
-	"string[]": "string", "integer[]": "integer", "number[]": "number", "boolean[]": "boolean", "object[]": "object",
-}
-
-// schemaType is the JSON Schema type of a type word and its item type.
-func schemaType(word string) (typ, items string) {
-	if items = argTypes[word]; items != "" {
-		return "array", items
-	}
-	return word, ""
-}
+func schemaType(word string) (typ, items string) { return upstream.SchemaType(word) }
 
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
-// compiledTool is a tool ready for calls: all that can be done once is done.
-type compiledTool struct {
-	name    string
+// provisioned is a tool as Provision leaves it: its entry in the tool
+// list, its upstream operation and the Caddy settings of its calls.
+type provisioned struct {
 	mcpTool mcp.Tool
-	request *upstream.Tool
-	input   *jsonschema.Schema
-	quick   *quickCheck // before input, for arg lines
-	output  *jsonschema.Schema
+	op      *upstream.Operation
 	timeout caddy.Duration
 	// refs are the {env.*} and {file.*} placeholders in the text this
 	// tool's requests are built from, checked per call (see configRef).
@@ -157,7 +140,7 @@ type compiledTool struct {
 
 // compile checks t and prepares it. handlerHeaders are the handler-wide
 // upstream headers, which t.Headers may override field by field.
-func (t *Tool) compile(handlerHeaders http.Header) (*compiledTool, error) {
+func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 	if !toolNamePattern.MatchString(t.Name) {
 		return nil, fmt.Errorf("tool name %q: use 1 to 128 letters, digits, '_', '-' or '.'", t.Name)
 	}
@@ -170,255 +153,49 @@ func (t *Tool) compile(handlerHeaders http.Header) (*compiledTool, error) {
 	if t.Timeout < 0 {
 		return nil, fmt.Errorf("timeout must not be negative")
 	}
-	seen := make(map[string]bool, len(t.Args))
+	def := upstream.Definition{
+		Name: t.Name, Method: t.Method, Path: t.Path,
+		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		Header: upstream.MergeHeaders(handlerHeaders, t.Headers),
+		Body:   upstream.BodyMode(t.Body), BodyArg: t.BodyArg,
+	}
 	for _, a := range t.Args {
-		if a.Name == "" {
-			return nil, fmt.Errorf("an arg has no name")
-		}
-		if seen[a.Name] {
-			return nil, fmt.Errorf("arg %q is declared twice", a.Name)
-		}
-		seen[a.Name] = true
+		def.Args = append(def.Args, upstream.Arg{
+			Name: a.Name, Type: a.Type, Required: a.Required, Description: a.Description,
+			In: upstream.Placement(a.In), HeaderName: a.HeaderName, Default: a.Default, Enum: a.Enum,
+		})
 	}
-
-	var rawInput []byte
-	var props map[string]schemaProperty
-	var err error
-	if len(t.InputSchema) > 0 {
-		for _, a := range t.Args {
-			if a.typed() {
-				return nil, fmt.Errorf("arg %q: typed arg lines and input_schema do not mix; beside input_schema an arg line only places a property (in, header_name)", a.Name)
-			}
-		}
-		rawInput = t.InputSchema
-		props, err = objectProperties(rawInput)
-		if err != nil {
-			return nil, fmt.Errorf("input_schema: %v", err)
-		}
-		for _, a := range t.Args {
-			if _, ok := props[a.Name]; !ok {
-				return nil, fmt.Errorf("arg %q places a property that input_schema does not have", a.Name)
-			}
-		}
-	} else {
-		rawInput, err = argsSchema(t.Args)
-		if err != nil {
-			return nil, err
-		}
-	}
-	input, err := upstream.CompileSchema(rawInput)
-	if err != nil {
-		return nil, fmt.Errorf("input_schema: %v", err)
-	}
-
-	ct := &compiledTool{name: t.Name, input: input, quick: newQuickCheck(t), timeout: t.Timeout}
-	if len(t.OutputSchema) > 0 {
-		if _, err := objectProperties(t.OutputSchema); err != nil {
-			return nil, fmt.Errorf("output_schema: %v", err)
-		}
-		if ct.output, err = upstream.CompileSchema(t.OutputSchema); err != nil {
-			return nil, fmt.Errorf("output_schema: %v", err)
-		}
-	}
-
-	spec := upstream.Spec{Method: t.Method, Path: t.Path, Body: upstream.BodyMode(t.Body), BodyArg: t.BodyArg}
-	if props != nil {
-		placed := make(map[string]*Arg, len(t.Args))
-		for _, a := range t.Args {
-			placed[a.Name] = a
-		}
-		for _, name := range sortedKeys(props) {
-			p := props[name]
-			// An input_schema may give a property any type; an object left in
-			// the query is sent as its JSON text.
-			typ := p.Type
-			if typ == "object" {
-				typ = ""
-			}
-			ua := upstream.Arg{Name: name, Type: typ, Default: p.Default}
-			if a := placed[name]; a != nil {
-				ua.In, ua.HeaderName = upstream.Placement(a.In), a.HeaderName
-			}
-			spec.Args = append(spec.Args, ua)
-		}
-	} else {
-		for _, a := range t.Args {
-			typ, items := schemaType(a.Type)
-			ua := upstream.Arg{Name: a.Name, Type: typ, Items: items, In: upstream.Placement(a.In), HeaderName: a.HeaderName}
-			if a.Default != nil {
-				if err := json.Unmarshal(a.Default, &ua.Default); err != nil {
-					return nil, fmt.Errorf("arg %q: default: %v", a.Name, err)
-				}
-			}
-			spec.Args = append(spec.Args, ua)
-		}
-	}
-	spec.Header = mergeHeaders(handlerHeaders, t.Headers)
 	for _, k := range sortedKeys(t.Query) {
 		for _, v := range t.Query[k] {
-			spec.Query = append(spec.Query, upstream.Field{Name: k, Value: v})
+			def.Query = append(def.Query, upstream.Field{Name: k, Value: v})
 		}
 	}
-	if ct.request, err = upstream.New(spec); err != nil {
-		return nil, err
-	}
-	ct.refs = addRefs(ct.refs, t.Path)
-	for _, f := range spec.Header {
-		ct.refs = addRefs(ct.refs, f.Value)
-	}
-	for _, f := range spec.Query {
-		ct.refs = addRefs(ct.refs, f.Value)
-	}
-
-	ct.mcpTool = mcp.NewToolWithRawSchema(t.Name, t.Description, rawInput)
-	ct.mcpTool.Title = t.Title
-	if len(t.OutputSchema) > 0 {
-		ct.mcpTool.RawOutputSchema = t.OutputSchema
-	}
-	ct.mcpTool.Annotations.Title = t.Title
-	if a := t.Annotations; a != nil {
-		ct.mcpTool.Annotations.ReadOnlyHint = a.ReadOnly
-		ct.mcpTool.Annotations.DestructiveHint = a.Destructive
-		ct.mcpTool.Annotations.IdempotentHint = a.Idempotent
-		ct.mcpTool.Annotations.OpenWorldHint = a.OpenWorld
-	}
-	return ct, nil
-}
-
-// argsSchema builds the input schema from typed args, in their order.
-func argsSchema(args []*Arg) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"type":"object","properties":{`)
-	var required []string
-	for i, a := range args {
-		word := a.Type
-		if word == "" {
-			word = "string"
-		}
-		if _, ok := argTypes[word]; !ok {
-			return nil, fmt.Errorf("arg %q: unknown type %q (want string, integer, number, boolean, object, array, or string[], integer[], number[], boolean[], object[])", a.Name, a.Type)
-		}
-		typ, items := schemaType(word)
-		prop, err := propertySchema(a, typ, items)
-		if err != nil {
-			return nil, fmt.Errorf("arg %q: %v", a.Name, err)
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		name, _ := json.Marshal(a.Name)
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(prop)
-		if a.Required {
-			required = append(required, a.Name)
-		}
-	}
-	b.WriteString(`}`)
-	if len(required) > 0 {
-		r, _ := json.Marshal(required)
-		b.WriteString(`,"required":`)
-		b.Write(r)
-	}
-	b.WriteString(`,"additionalProperties":false}`)
-	return b.Bytes(), nil
-}
-
-func propertySchema(a *Arg, typ, items string) ([]byte, error) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"type":%q`, typ)
-	if a.Description != "" {
-		d, _ := json.Marshal(a.Description)
-		b.WriteString(`,"description":`)
-		b.Write(d)
-	}
-	enum, err := enumJSON(a.Enum)
+	op, err := upstream.NewOperation(def)
 	if err != nil {
 		return nil, err
 	}
-	if typ == "array" && (items != "" || enum != nil) {
-		// For an array, the enum lists the allowed items.
-		b.WriteString(`,"items":{`)
-		if items != "" {
-			fmt.Fprintf(&b, `"type":%q`, items)
-			if enum != nil {
-				b.WriteByte(',')
-			}
-		}
-		if enum != nil {
-			b.WriteString(`"enum":`)
-			b.Write(enum)
-		}
-		b.WriteByte('}')
-	} else if enum != nil {
-		b.WriteString(`,"enum":`)
-		b.Write(enum)
+	p := &provisioned{op: op, timeout: t.Timeout}
+	p.refs = addRefs(p.refs, t.Path)
+	for _, f := range def.Header {
+		p.refs = addRefs(p.refs, f.Value)
 	}
-	if a.Default != nil {
-		if !json.Valid(a.Default) {
-			return nil, fmt.Errorf("default is not valid JSON: %s", a.Default)
-		}
-		b.WriteString(`,"default":`)
-		b.Write(a.Default)
+	for _, f := range def.Query {
+		p.refs = addRefs(p.refs, f.Value)
 	}
-	b.WriteByte('}')
-	// The default must itself be valid, or every call without it fails.
-	if a.Default != nil {
-		s, err := upstream.CompileSchema(b.Bytes())
-		if err != nil {
-			return nil, err
-		}
-		var v any
-		_ = json.Unmarshal(a.Default, &v)
-		if err := s.Validate(v); err != nil {
-			return nil, fmt.Errorf("default %s does not fit the type and enum: %s", a.Default, strings.Join(upstream.Violations(err), "; "))
-		}
-	}
-	return b.Bytes(), nil
-}
 
-func enumJSON(values []json.RawMessage) ([]byte, error) {
-	if len(values) == 0 {
-		return nil, nil
+	p.mcpTool = mcp.NewToolWithRawSchema(t.Name, t.Description, op.InputSchema())
+	p.mcpTool.Title = t.Title
+	if len(t.OutputSchema) > 0 {
+		p.mcpTool.RawOutputSchema = t.OutputSchema
 	}
-	for _, v := range values {
-		if !json.Valid(v) {
-			return nil, fmt.Errorf("enum value is not valid JSON: %s", v)
-		}
+	p.mcpTool.Annotations.Title = t.Title
+	if a := t.Annotations; a != nil {
+		p.mcpTool.Annotations.ReadOnlyHint = a.ReadOnly
+		p.mcpTool.Annotations.DestructiveHint = a.Destructive
+		p.mcpTool.Annotations.IdempotentHint = a.Idempotent
+		p.mcpTool.Annotations.OpenWorldHint = a.OpenWorld
 	}
-	return json.Marshal(values)
-}
-
-// schemaProperty is what placement needs to know of a top-level property.
-type schemaProperty struct {
-	Type    string
-	Default any
-}
-
-// objectProperties checks that doc is an object schema and returns its
-// top-level properties.
-func objectProperties(doc []byte) (map[string]schemaProperty, error) {
-	var root struct {
-		Type       any                        `json:"type"`
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if err := json.Unmarshal(doc, &root); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
-	}
-	if root.Type != "object" {
-		return nil, fmt.Errorf(`the root must be an object schema ("type": "object")`)
-	}
-	props := make(map[string]schemaProperty, len(root.Properties))
-	for name, raw := range root.Properties {
-		var p struct {
-			Type    any `json:"type"`
-			Default any `json:"default"`
-		}
-		_ = json.Unmarshal(raw, &p) // a boolean schema has neither
-		typ, _ := p.Type.(string)
-		props[name] = schemaProperty{Type: typ, Default: p.Default}
-	}
-	return props, nil
+	return p, nil
 }
 
 // configRef is a placeholder of configuration text whose value comes from
@@ -498,25 +275,6 @@ func emptyRefs(refs []configRef) []configRef {
 		}
 	}
 	return empty
-}
-
-// mergeHeaders returns the handler's headers with the tool's fields
-// replacing those of the same name, in a stable order.
-func mergeHeaders(handler, tool http.Header) []upstream.Field {
-	merged := make(http.Header, len(handler)+len(tool))
-	for k, v := range handler {
-		merged[http.CanonicalHeaderKey(k)] = v
-	}
-	for k, v := range tool {
-		merged[http.CanonicalHeaderKey(k)] = v
-	}
-	var out []upstream.Field
-	for _, k := range sortedKeys(merged) {
-		for _, v := range merged[k] {
-			out = append(out, upstream.Field{Name: k, Value: v})
-		}
-	}
-	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

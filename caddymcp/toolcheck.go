@@ -15,12 +15,12 @@ import (
 // compileTool compiles t as Provision does, against the handler's headers
 // and its upstream URL when that is known at load. The error does not
 // name the tool.
-func compileTool(t *Tool, headers http.Header, base *url.URL) (*compiledTool, error) {
+func compileTool(t *Tool, headers http.Header, base *url.URL) (*provisioned, error) {
 	ct, err := t.compile(headers)
 	if err != nil {
 		return nil, err
 	}
-	if err := ct.request.CheckBase(base); err != nil {
+	if err := ct.op.CheckBase(base); err != nil {
 		return nil, err
 	}
 	return ct, nil
@@ -128,11 +128,11 @@ func (t *Tool) lineProblem(at toolLines) (caddyfile.Token, error) {
 		names[a.Name] = true
 	}
 	if len(t.InputSchema) > 0 {
-		props, err := objectProperties(t.InputSchema)
+		props, err := upstream.PropertyNames(t.InputSchema)
 		if err != nil {
 			return caddyfile.Token{}, nil // compile says what is wrong with the schema
 		}
-		for name := range props {
+		for _, name := range props {
 			names[name] = true
 		}
 	}

@@ -35,13 +35,13 @@ func textOf(t *testing.T, res *mcp.CallToolResult) string {
 	return tc.Text
 }
 
-func call(t *testing.T, c *Client, ctx context.Context, spec Spec, base string, args map[string]any, limit int64) (*Response, Call, error) {
+func call(t *testing.T, c *Client, ctx context.Context, spec planSpec, base string, args map[string]any, limit int64) (*Response, Target, error) {
 	t.Helper()
-	tool, err := New(spec)
+	tool, err := newRequestPlan(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, cl, err := tool.NewRequest(ctx, mustURL(t, base), args, mapReplacer{"env.KEY": "s3cret"})
+	req, cl, err := tool.build(ctx, mustURL(t, base), args, mapReplacer{"env.KEY": "s3cret"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,18 +56,18 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("json answer", func(t *testing.T) {
-		resp, cl, err := call(t, c, ctx, Spec{Method: "GET", Path: "/get", Args: []Arg{{Name: "q"}}}, srv.URL, map[string]any{"q": "x"}, 1<<20)
+		resp, cl, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/get", Args: []planArg{{Name: "q"}}}, srv.URL, map[string]any{"q": "x"}, 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := resp.Result(cl, nil)
+		res := resp.result(cl, nil)
 		if res.IsError || !strings.Contains(textOf(t, res), `"q": [`) {
 			t.Fatalf("unexpected result %+v", res)
 		}
 	})
 
 	t.Run("redirect is not followed and its query is not shown", func(t *testing.T) {
-		resp, cl, err := call(t, c, ctx, Spec{Method: "GET", Path: "/redirect-to", Args: []Arg{{Name: "url"}}}, srv.URL,
+		resp, cl, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/redirect-to", Args: []planArg{{Name: "url"}}}, srv.URL,
 			map[string]any{"url": "http://other.example/next?token=abc"}, 1<<20)
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 		if resp.Status != http.StatusFound {
 			t.Fatalf("status %d, want 302", resp.Status)
 		}
-		res := resp.Result(cl, nil)
+		res := resp.result(cl, nil)
 		text := textOf(t, res)
 		if !res.IsError || !strings.Contains(text, "302") || !strings.Contains(text, "http://other.example/next") || strings.Contains(text, "token") {
 			t.Fatalf("unexpected result %q", text)
@@ -83,7 +83,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 	})
 
 	t.Run("over the size limit", func(t *testing.T) {
-		_, _, err := call(t, c, ctx, Spec{Method: "GET", Path: "/bytes/{n}", Args: []Arg{{Name: "n"}}}, srv.URL, map[string]any{"n": "5000"}, 1000)
+		_, _, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/bytes/{n}", Args: []planArg{{Name: "n"}}}, srv.URL, map[string]any{"n": "5000"}, 1000)
 		var tl *TooLargeError
 		if !errors.As(err, &tl) {
 			t.Fatalf("error %v, want TooLargeError", err)
@@ -91,7 +91,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 	})
 
 	t.Run("streamed body over the size limit", func(t *testing.T) {
-		_, _, err := call(t, c, ctx, Spec{Method: "GET", Path: "/stream-bytes/{n}", Args: []Arg{{Name: "n"}}}, srv.URL, map[string]any{"n": "5000"}, 1000)
+		_, _, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/stream-bytes/{n}", Args: []planArg{{Name: "n"}}}, srv.URL, map[string]any{"n": "5000"}, 1000)
 		var tl *TooLargeError
 		if !errors.As(err, &tl) {
 			t.Fatalf("error %v, want TooLargeError", err)
@@ -102,7 +102,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 		ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		_, _, err := call(t, c, ctx, Spec{Method: "GET", Path: "/delay/3"}, srv.URL, nil, 1<<20)
+		_, _, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/delay/3"}, srv.URL, nil, 1<<20)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("error %v, want deadline exceeded", err)
 		}
@@ -118,7 +118,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		_, _, err = call(t, c, ctx, Spec{Method: "GET", Path: "/x", Query: []Field{{"key", "{env.KEY}"}}}, "http://"+addr, nil, 1<<20)
+		_, _, err = call(t, c, ctx, planSpec{Method: "GET", Path: "/x", Query: []Field{{"key", "{env.KEY}"}}}, "http://"+addr, nil, 1<<20)
 		if err == nil {
 			t.Fatal("no error")
 		}

@@ -260,10 +260,10 @@ func FuzzNewRequest(f *testing.F) {
 	modes := []BodyMode{"", BodyJSON, BodyForm, BodyArg}
 
 	f.Fuzz(func(t *testing.T, method, path, headerName string, placement, body byte, rawArgs []byte) {
-		spec := Spec{
+		spec := planSpec{
 			Method: method,
 			Path:   path,
-			Args: []Arg{
+			Args: []planArg{
 				{Name: "id"},
 				{Name: "q"},
 				{Name: "h", In: InHeader, HeaderName: headerName},
@@ -281,7 +281,7 @@ func FuzzNewRequest(f *testing.F) {
 		if spec.Body == BodyArg {
 			spec.BodyArg = "b"
 		}
-		tool, err := New(spec)
+		tool, err := newRequestPlan(spec)
 		if err != nil {
 			return
 		}
@@ -291,10 +291,10 @@ func FuzzNewRequest(f *testing.F) {
 		if dec.Decode(&args) != nil {
 			return
 		}
-		args = tool.ApplyDefaults(args)
+		args = tool.applyDefaults(args)
 
 		repl := &fuzzReplacer{secret: secret}
-		req, call, err := tool.NewRequest(context.Background(), base, args, repl)
+		req, call, err := tool.build(context.Background(), base, args, repl)
 		if err != nil {
 			if strings.Contains(err.Error(), secret) {
 				t.Fatalf("the error shows the secret: %v", err)
@@ -307,7 +307,7 @@ func FuzzNewRequest(f *testing.F) {
 		// text, never go through the replacer.
 		repl = &fuzzReplacer{secret: secret}
 		marked := markStrings(args, "{env.SECRET}{n."+nonce+"}").(map[string]any)
-		req, call, err = tool.NewRequest(context.Background(), base, marked, repl)
+		req, call, err = tool.build(context.Background(), base, marked, repl)
 		for _, in := range repl.seen {
 			if strings.Contains(in, nonce) {
 				t.Fatalf("the replacer saw argument text %q", in)
@@ -344,7 +344,7 @@ func markStrings(v any, suffix string) any {
 // fix, and the one value each must arrive with.
 var fuzzFixedQuery = map[string]string{"fixed": "1", "key": "", "v": "1"}
 
-func checkRequest(t *testing.T, tmpl string, req *http.Request, call Call, args map[string]any, secret string, mode BodyMode) {
+func checkRequest(t *testing.T, tmpl string, req *http.Request, call Target, args map[string]any, secret string, mode BodyMode) {
 	t.Helper()
 	if req.URL.Scheme != "https" || req.URL.Host != "api.example.com" || req.Host != "api.example.com" {
 		t.Fatalf("the request left the upstream: URL %s, Host %q", req.URL, req.Host)

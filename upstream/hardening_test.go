@@ -7,7 +7,7 @@ import (
 )
 
 func TestRedirectLocation(t *testing.T) {
-	call := Call{Label: "GET /items/{env.K}", Path: "/items/{env.K}", Sent: "/t/tok3n/v1/items/s3cret", Base: "/t/tok3n/v1"}
+	call := Target{Label: "GET /items/{env.K}", Path: "/items/{env.K}", Sent: "/t/tok3n/v1/items/s3cret", Base: "/t/tok3n/v1"}
 	tests := []struct{ location, want string }{
 		{"/t/tok3n/v1/items/s3cret/", "/items/{env.K}/"},
 		{"http://api.example.com/t/tok3n/v1/items/s3cret?page=2", "/items/{env.K}"},
@@ -18,7 +18,7 @@ func TestRedirectLocation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		resp := &Response{Status: http.StatusFound, Header: http.Header{"Location": {tt.location}}}
-		res := resp.Result(call, nil)
+		res := resp.result(call, nil)
 		msg := textOf(t, res)
 		if !res.IsError || !strings.Contains(msg, "(redirect to "+tt.want+", not followed)") {
 			t.Errorf("Location %s: %q, want the target shown as %s", tt.location, msg, tt.want)

@@ -19,54 +19,55 @@ import (
 // errorBodyPreview is how much of a failed answer's body an error shows.
 const errorBodyPreview = 512
 
-// Call names one upstream request in results and errors.
-type Call struct {
+// Target names the request one call sent, in results, errors and logs,
+// without what may be secret.
+type Target struct {
 	// Label is "<METHOD> <tool path>": the expanded path template, without
 	// the upstream's base path (which may hold a token) or the query string
 	// (which may hold a key).
 	Label string
 	// Path is the expanded tool path, escaped.
 	Path string
-	// URI addresses binary results; the caller sets it.
+	// URI addresses binary results: caddy-mcp://<operation name><Path>.
 	URI string
 	// Sent is the escaped path the request went to, and Base the escaped
 	// path of the upstream base URL; both may hold a token (the base path,
 	// a resolved placeholder), so a redirect's target below them is shown
-	// as a tool path, like Path. The caller sets them.
+	// as a tool path, like Path.
 	Sent, Base string
 }
 
-// Result maps the answer to a tool result. A 2xx JSON answer is its JSON
+// result maps the answer to a tool result. A 2xx JSON answer is its JSON
 // text and, when output is set, also structuredContent validated against
 // output; text, images and audio map to their content types; anything else
 // is an error result naming the status.
-func (r *Response) Result(call Call, output *jsonschema.Schema) *mcp.CallToolResult {
+func (r *Response) result(target Target, output *jsonschema.Schema) *mcp.CallToolResult {
 	if r.Status < 200 || r.Status > 299 {
-		return ErrorResult(r.statusError(call))
+		return ErrorResult(r.statusError(target))
 	}
 	if len(r.Body) == 0 {
 		if output != nil {
 			// Clients require structuredContent from a tool with an output
 			// schema; there is nothing to give.
 			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s with no content",
-				call.Label, statusText(r.Status)))
+				target.Label, statusText(r.Status)))
 		}
-		return TextResult(fmt.Sprintf("%s: upstream answered %s with no content", call.Label, statusText(r.Status)))
+		return TextResult(fmt.Sprintf("%s: upstream answered %s with no content", target.Label, statusText(r.Status)))
 	}
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	jsonType := mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
 
 	if output != nil && (jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) && json.Valid(r.Body) {
-		return r.structured(call, output)
+		return r.structured(target, output)
 	}
 	switch {
 	case jsonType:
 		if !json.Valid(r.Body) {
 			return ErrorResult(fmt.Sprintf("%s: upstream answered %s with invalid JSON: %s",
-				call.Label, mediaType, preview(r.Body)))
+				target.Label, mediaType, preview(r.Body)))
 		}
 		if output != nil {
-			return r.structured(call, output)
+			return r.structured(target, output)
 		}
 		return TextResult(string(r.Body))
 	case strings.HasPrefix(mediaType, "image/"):
@@ -80,7 +81,7 @@ func (r *Response) Result(call Call, output *jsonschema.Schema) *mcp.CallToolRes
 	case strings.HasPrefix(mediaType, "text/") || utf8.Valid(r.Body):
 		if output != nil {
 			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s that is not JSON: %s",
-				call.Label, orUnknown(mediaType), preview(r.Body)))
+				target.Label, orUnknown(mediaType), preview(r.Body)))
 		}
 		return TextResult(strings.ToValidUTF8(string(r.Body), "\uFFFD"))
 	default:
@@ -89,7 +90,7 @@ func (r *Response) Result(call Call, output *jsonschema.Schema) *mcp.CallToolRes
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			mcp.NewEmbeddedResource(mcp.BlobResourceContents{
-				URI:      call.URI,
+				URI:      target.URI,
 				MIMEType: mediaType,
 				Blob:     base64.StdEncoding.EncodeToString(r.Body),
 			}),
@@ -97,16 +98,16 @@ func (r *Response) Result(call Call, output *jsonschema.Schema) *mcp.CallToolRes
 	}
 }
 
-func (r *Response) structured(call Call, output *jsonschema.Schema) *mcp.CallToolResult {
+func (r *Response) structured(target Target, output *jsonschema.Schema) *mcp.CallToolResult {
 	dec := json.NewDecoder(bytes.NewReader(r.Body))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return ErrorResult(fmt.Sprintf("%s: upstream answered invalid JSON: %s", call.Label, preview(r.Body)))
+		return ErrorResult(fmt.Sprintf("%s: upstream answered invalid JSON: %s", target.Label, preview(r.Body)))
 	}
 	if err := output.Validate(v); err != nil {
 		return ErrorResult(fmt.Sprintf("%s: the upstream answer does not match the tool's output_schema:\n- %s",
-			call.Label, strings.Join(Violations(err), "\n- ")))
+			target.Label, strings.Join(Violations(err), "\n- ")))
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(string(r.Body))},
@@ -114,11 +115,11 @@ func (r *Response) structured(call Call, output *jsonschema.Schema) *mcp.CallToo
 	}
 }
 
-func (r *Response) statusError(call Call) string {
-	msg := fmt.Sprintf("%s: upstream answered %s", call.Label, statusText(r.Status))
+func (r *Response) statusError(target Target) string {
+	msg := fmt.Sprintf("%s: upstream answered %s", target.Label, statusText(r.Status))
 	if r.Status >= 300 && r.Status < 400 {
 		if loc := r.Header.Get("Location"); loc != "" {
-			msg += fmt.Sprintf(" (redirect to %s, not followed)", call.location(loc))
+			msg += fmt.Sprintf(" (redirect to %s, not followed)", target.location(loc))
 		}
 		return msg
 	}
@@ -171,7 +172,7 @@ func preview(body []byte) string {
 
 // location is how an error shows a redirect's target: without the query,
 // and without the path the request was sent to or the base path.
-func (c Call) location(raw string) string {
+func (c Target) location(raw string) string {
 	shown := withoutQuery(raw)
 	u, err := url.Parse(shown)
 	if err != nil {

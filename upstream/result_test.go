@@ -19,7 +19,7 @@ func response(status int, contentType string, body string) *Response {
 }
 
 func TestResult(t *testing.T) {
-	call := Call{Label: "GET /items", URI: "caddy-mcp://t/items"}
+	call := Target{Label: "GET /items", URI: "caddy-mcp://t/items"}
 	output, err := CompileSchema([]byte(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestResult(t *testing.T) {
 		if !tt.output {
 			out = nil
 		}
-		res := tt.resp.Result(call, out)
+		res := tt.resp.result(call, out)
 		if res.IsError != tt.wantError {
 			t.Errorf("%s: isError %v, want %v (%+v)", tt.name, res.IsError, tt.wantError, res.Content)
 			continue
@@ -88,7 +88,7 @@ func TestResult(t *testing.T) {
 }
 
 func TestResultResourceURI(t *testing.T) {
-	res := response(200, "application/pdf", "\xff\xd8 binary").Result(Call{Label: "GET /f", URI: "caddy-mcp://t/f"}, nil)
+	res := response(200, "application/pdf", "\xff\xd8 binary").result(Target{Label: "GET /f", URI: "caddy-mcp://t/f"}, nil)
 	er, ok := res.Content[0].(mcp.EmbeddedResource)
 	if !ok {
 		t.Fatalf("content is %T", res.Content[0])

@@ -1,13 +1,11 @@
 package upstream
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,8 +34,8 @@ const (
 	BodyArg  BodyMode = "arg"  // one argument's value is the whole JSON body
 )
 
-// Arg describes one declared argument.
-type Arg struct {
+// planArg is one argument and where it goes.
+type planArg struct {
 	Name string
 	// Type is the argument's JSON Schema type ("string", "array", ...), or
 	// "" when the schema does not say; Items is the item type of an array.
@@ -58,11 +56,31 @@ type Field struct {
 	Value string
 }
 
-// Spec is everything needed to turn a tool's arguments into a request.
-type Spec struct {
+// MergeHeaders returns the handler's headers with the tool's fields
+// replacing those of the same name, in a stable order.
+func MergeHeaders(handler, tool http.Header) []Field {
+	merged := make(http.Header, len(handler)+len(tool))
+	for k, v := range handler {
+		merged[http.CanonicalHeaderKey(k)] = v
+	}
+	for k, v := range tool {
+		merged[http.CanonicalHeaderKey(k)] = v
+	}
+	var out []Field
+	for _, k := range slices.Sorted(maps.Keys(merged)) {
+		for _, v := range merged[k] {
+			out = append(out, Field{Name: k, Value: v})
+		}
+	}
+	return out
+}
+
+// planSpec is everything needed to turn an operation's arguments into a
+// request.
+type planSpec struct {
 	Method string
 	Path   string
-	Args   []Arg
+	Args   []planArg
 	Query  []Field
 	Header []Field
 	Body   BodyMode
@@ -70,14 +88,14 @@ type Spec struct {
 	BodyArg string
 }
 
-// Tool turns the arguments of one tool call into one HTTP request. It is
-// built once from a Spec and is safe for concurrent use.
-type Tool struct {
+// requestPlan turns the arguments of one call into one HTTP request. It is
+// built once from a planSpec and is safe for concurrent use.
+type requestPlan struct {
 	method   string
 	pathText string
 	path     Template
-	args     map[string]*Arg
-	defaults []*Arg
+	args     map[string]*planArg
+	defaults []*planArg
 	query    []fixedField
 	header   []fixedField
 	body     BodyMode
@@ -100,8 +118,8 @@ var argHeaderForbidden = map[string]bool{
 	"Connection": true, "Te": true, "Trailer": true, "Upgrade": true,
 }
 
-// New checks spec and prepares it for calls.
-func New(spec Spec) (*Tool, error) {
+// newRequestPlan checks spec and prepares it for calls.
+func newRequestPlan(spec planSpec) (*requestPlan, error) {
 	method := strings.ToUpper(spec.Method)
 	switch method {
 	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead:
@@ -114,57 +132,57 @@ func New(spec Spec) (*Tool, error) {
 	if strings.ContainsAny(spec.Path, "?#") {
 		return nil, fmt.Errorf("path %q: put query parameters in query lines or arguments, not in the path", spec.Path)
 	}
-	t := &Tool{
+	p := &requestPlan{
 		method:   method,
 		pathText: spec.Path,
-		args:     make(map[string]*Arg, len(spec.Args)),
+		args:     make(map[string]*planArg, len(spec.Args)),
 		body:     spec.Body,
 	}
-	if t.body == "" {
-		t.body = BodyJSON
+	if p.body == "" {
+		p.body = BodyJSON
 	}
-	t.extra = InBody
+	p.extra = InBody
 	if method == http.MethodGet || method == http.MethodHead || method == http.MethodDelete {
-		t.extra = InQuery
+		p.extra = InQuery
 	}
 	for i := range spec.Args {
 		a := spec.Args[i]
 		if a.Name == "" {
 			return nil, fmt.Errorf("argument without a name")
 		}
-		if _, dup := t.args[a.Name]; dup {
+		if _, dup := p.args[a.Name]; dup {
 			return nil, fmt.Errorf("argument %q is declared twice", a.Name)
 		}
-		t.args[a.Name] = &a
+		p.args[a.Name] = &a
 	}
-	path, err := ParseTemplate(spec.Path, func(name string) bool { return t.args[name] != nil })
+	path, err := ParseTemplate(spec.Path, func(name string) bool { return p.args[name] != nil })
 	if err != nil {
 		return nil, err
 	}
-	t.path = path
+	p.path = path
 	headerNames := make(map[string]string)
 	for _, f := range spec.Header {
 		name := http.CanonicalHeaderKey(f.Name)
 		if !httpguts.ValidHeaderFieldName(name) {
 			return nil, fmt.Errorf("invalid header field name %q", f.Name)
 		}
-		t.header = append(t.header, fixedField{name: name, value: NewText(f.Value)})
+		p.header = append(p.header, fixedField{name: name, value: NewText(f.Value)})
 		headerNames[name] = ""
 	}
 	for _, f := range spec.Query {
 		if f.Name == "" {
 			return nil, fmt.Errorf("query parameter without a name")
 		}
-		t.query = append(t.query, fixedField{name: f.Name, value: NewText(f.Value)})
+		p.query = append(p.query, fixedField{name: f.Name, value: NewText(f.Value)})
 	}
 	for _, name := range argNames(spec.Args) {
-		a := t.args[name]
+		a := p.args[name]
 		inPath := path.HasSlot(a.Name)
 		switch {
 		case a.In == "" && inPath:
 			a.In = InPath
 		case a.In == "":
-			a.In = t.extra
+			a.In = p.extra
 		case a.In == InPath && !inPath:
 			return nil, fmt.Errorf("argument %q is placed in the path, but the path %q has no {%s}", a.Name, spec.Path, a.Name)
 		case a.In != InPath && inPath:
@@ -205,48 +223,48 @@ func New(spec Spec) (*Tool, error) {
 			return nil, fmt.Errorf("argument %q: header_name goes only with 'in header'", a.Name)
 		}
 		if a.In == InBody {
-			t.hasBody = true
-			if t.body == BodyForm && a.Type == "object" {
+			p.hasBody = true
+			if p.body == BodyForm && a.Type == "object" {
 				return nil, fmt.Errorf("argument %q: object arguments cannot go in a form body", a.Name)
 			}
 		}
 		if a.Default != nil {
-			t.defaults = append(t.defaults, a)
+			p.defaults = append(p.defaults, a)
 		}
 	}
-	switch t.body {
+	switch p.body {
 	case BodyJSON, BodyForm:
 		if spec.BodyArg != "" {
-			return nil, fmt.Errorf("body %s takes no argument name", t.body)
+			return nil, fmt.Errorf("body %s takes no argument name", p.body)
 		}
 	case BodyArg:
-		a := t.args[spec.BodyArg]
+		a := p.args[spec.BodyArg]
 		if a == nil {
 			return nil, fmt.Errorf("body arg %q names no argument", spec.BodyArg)
 		}
 		if a.In != InBody {
 			return nil, fmt.Errorf("body arg %q: the argument is placed in the %s", spec.BodyArg, a.In)
 		}
-		for _, other := range t.args {
+		for _, other := range p.args {
 			if other.In == InBody && other.Name != a.Name {
 				return nil, fmt.Errorf("body arg %q sends one argument as the whole body, but %q is also placed in the body", a.Name, other.Name)
 			}
 		}
-		t.bodyArg = a.Name
-		t.hasBody = true
+		p.bodyArg = a.Name
+		p.hasBody = true
 	default:
-		return nil, fmt.Errorf("unknown body mode %q (want json, form or arg)", t.body)
+		return nil, fmt.Errorf("unknown body mode %q (want json, form or arg)", p.body)
 	}
-	fixed := make(url.Values, len(t.query))
-	for _, f := range t.query {
+	fixed := make(url.Values, len(p.query))
+	for _, f := range p.query {
 		fixed[f.name] = nil
 	}
 	for _, name := range argNames(spec.Args) {
-		if key, taken := fixedKey(name, fixed); taken && t.sendsKey(t.args[name]) {
+		if key, taken := fixedKey(name, fixed); taken && p.sendsKey(p.args[name]) {
 			return nil, fmt.Errorf("argument %q: the query parameter %s is fixed by a query line, and an argument cannot add to it", name, key)
 		}
 	}
-	return t, nil
+	return p, nil
 }
 
 // sendsKey reports whether the argument a (nil: an undeclared one) goes on
@@ -254,8 +272,8 @@ func New(spec Spec) (*Tool, error) {
 // parameter: in the query, or in a JSON or form body, which many
 // frameworks merge with the query (Rails params, PHP $_REQUEST, servlet
 // request parameters).
-func (t *Tool) sendsKey(a *Arg) bool {
-	in := t.extra
+func (p *requestPlan) sendsKey(a *planArg) bool {
+	in := p.extra
 	if a != nil {
 		in = a.In
 	}
@@ -263,7 +281,7 @@ func (t *Tool) sendsKey(a *Arg) bool {
 	case InQuery:
 		return true
 	case InBody:
-		return t.bodyArg == ""
+		return p.bodyArg == ""
 	}
 	return false
 }
@@ -285,10 +303,10 @@ func fixedKey(name string, fixed url.Values) (string, bool) {
 // refuseFixed returns an error naming the arguments that would add to a
 // query parameter of fixed (the upstream URL's query and the query lines),
 // or nil.
-func (t *Tool) refuseFixed(args map[string]any, fixed url.Values) error {
+func (p *requestPlan) refuseFixed(args map[string]any, fixed url.Values) error {
 	var names []string
 	for name := range args {
-		if _, taken := fixedKey(name, fixed); taken && t.sendsKey(t.args[name]) {
+		if _, taken := fixedKey(name, fixed); taken && p.sendsKey(p.args[name]) {
 			names = append(names, strconv.Quote(name))
 		}
 	}
@@ -302,7 +320,7 @@ func (t *Tool) refuseFixed(args map[string]any, fixed url.Values) error {
 	return fmt.Errorf("arguments %s are fixed by the configuration and cannot be sent", strings.Join(names, ", "))
 }
 
-func argNames(args []Arg) []string {
+func argNames(args []planArg) []string {
 	names := make([]string, len(args))
 	for i, a := range args {
 		names[i] = a.Name
@@ -310,53 +328,50 @@ func argNames(args []Arg) []string {
 	return names
 }
 
-// Method returns the upstream HTTP method.
-func (t *Tool) Method() string { return t.method }
-
-// Label names the request a call with args makes, as Call.Label does, for
+// label names the request a call with args makes, as Target.Label does, for
 // when the request cannot be built; with arguments that do not fit the
 // path, the path template stands in.
-func (t *Tool) Label(args map[string]any) string {
-	if _, label, err := t.path.expand(args, nil); err == nil {
-		return t.method + " " + label
+func (p *requestPlan) label(args map[string]any) string {
+	if _, label, err := p.path.expand(args, nil); err == nil {
+		return p.method + " " + label
 	}
-	return t.method + " " + t.pathText
+	return p.method + " " + p.pathText
 }
 
-// CheckBase reports a declared argument that would add to a query
+// checkBase reports a declared argument that would add to a query
 // parameter of the upstream URL base, when that URL is known at load.
-// (One known only per call is checked per call, by NewRequest.)
-func (t *Tool) CheckBase(base *url.URL) error {
+// (One known only per call is checked per call, by build.)
+func (p *requestPlan) checkBase(base *url.URL) error {
 	if base == nil || base.RawQuery == "" {
 		return nil
 	}
 	fixed, _ := url.ParseQuery(base.RawQuery)
-	names := make([]string, 0, len(t.args))
-	for name := range t.args {
+	names := make([]string, 0, len(p.args))
+	for name := range p.args {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if key, taken := fixedKey(name, fixed); taken && t.sendsKey(t.args[name]) {
+		if key, taken := fixedKey(name, fixed); taken && p.sendsKey(p.args[name]) {
 			return fmt.Errorf("argument %q: the query parameter %s is fixed by the upstream URL, and an argument cannot add to it", name, key)
 		}
 	}
 	return nil
 }
 
-// ApplyDefaults returns args with the declared defaults filled in for
+// applyDefaults returns args with the declared defaults filled in for
 // omitted arguments. args itself is not changed.
-func (t *Tool) ApplyDefaults(args map[string]any) map[string]any {
-	if len(t.defaults) == 0 {
+func (p *requestPlan) applyDefaults(args map[string]any) map[string]any {
+	if len(p.defaults) == 0 {
 		return args
 	}
 	var out map[string]any
-	for _, a := range t.defaults {
+	for _, a := range p.defaults {
 		if _, given := args[a.Name]; given {
 			continue
 		}
 		if out == nil {
-			out = make(map[string]any, len(args)+len(t.defaults))
+			out = make(map[string]any, len(args)+len(p.defaults))
 			for k, v := range args {
 				out[k] = v
 			}
@@ -367,168 +382,4 @@ func (t *Tool) ApplyDefaults(args map[string]any) map[string]any {
 		return args
 	}
 	return out
-}
-
-// NewRequest builds the upstream request for one call. base supplies the
-// scheme, host, path prefix and any query of the upstream; in route mode it
-// is empty and the caller completes the request. args must already be
-// validated. Configuration text goes through repl; argument values never do.
-//
-// What the configuration fixes, an argument never adds to or overrides: a
-// query parameter of a query line or of the upstream URL, a fixed header
-// (handler or tool), a path slot. A schema that does not forbid extra
-// properties lets undeclared arguments through, and they go where the
-// default placement puts them (the query of a GET, HEAD or DELETE, else the
-// body); so an argument, declared or not, whose name is a fixed query key
-// (case ignored) is refused with an error naming it, whether it would go in
-// the query or in a JSON or form body, which many servers merge with the
-// query. It is refused rather than dropped so that the caller learns its
-// value was not used. A declared argument that would collide is a
-// configuration error already (New): in the query or body under a query
-// line's key, in a header that is fixed or set by another argument; an
-// argument in a path slot goes nowhere else. With `body arg`, the body is
-// that one argument, and an undeclared argument is refused.
-//
-// The returned Call names the request for results, errors and logs.
-func (t *Tool) NewRequest(ctx context.Context, base *url.URL, args map[string]any, repl Replacer) (*http.Request, Call, error) {
-	path, label, err := t.path.expand(args, repl)
-	if err != nil {
-		return nil, Call{}, err
-	}
-	call := Call{Label: t.method + " " + label, Path: label}
-	u := &url.URL{Scheme: base.Scheme, Host: base.Host}
-	rawPath := strings.TrimSuffix(base.EscapedPath(), "/") + path
-	u.Path, err = url.PathUnescape(rawPath)
-	if err != nil {
-		return nil, call, fmt.Errorf("path %s: %w", path, err)
-	}
-	u.RawPath = rawPath
-
-	query := url.Values{}
-	if base.RawQuery != "" {
-		query, _ = url.ParseQuery(base.RawQuery)
-	}
-	for _, f := range t.query {
-		query.Add(f.name, f.value.Resolve(repl))
-	}
-	if len(query) > 0 {
-		if err := t.refuseFixed(args, query); err != nil {
-			return nil, call, err
-		}
-	}
-
-	header := make(http.Header, len(t.header)+2)
-	for _, f := range t.header {
-		if v := f.value.Resolve(repl); v != "" {
-			header[f.name] = append(header[f.name], v)
-		}
-	}
-	if _, set := header["User-Agent"]; !set {
-		header["User-Agent"] = []string{"caddy-mcp"}
-	}
-
-	var bodyArgs map[string]any
-	var bodyValue any
-	bodyGiven := false
-	for name, v := range args {
-		in := t.extra
-		a := t.args[name]
-		if a != nil {
-			in = a.In
-		}
-		switch in {
-		case InPath:
-		case InQuery:
-			if v == nil {
-				continue
-			}
-			vals, err := queryStrings(v)
-			if err != nil {
-				return nil, call, fmt.Errorf("argument %q: %w", name, err)
-			}
-			query[name] = append(query[name], vals...)
-		case InHeader:
-			if v == nil {
-				continue
-			}
-			s, err := scalarString(v)
-			if err != nil {
-				return nil, call, fmt.Errorf("argument %q: %w", name, err)
-			}
-			if !httpguts.ValidHeaderFieldValue(s) {
-				return nil, call, fmt.Errorf("argument %q: the value has characters not allowed in a header", name)
-			}
-			header[a.HeaderName] = []string{s}
-		case InBody:
-			if t.bodyArg != "" {
-				if a == nil {
-					return nil, call, fmt.Errorf("argument %q is not declared, and the body is the argument %q alone", name, t.bodyArg)
-				}
-				bodyValue, bodyGiven = v, true
-				continue
-			}
-			if bodyArgs == nil {
-				bodyArgs = make(map[string]any, len(args))
-			}
-			bodyArgs[name] = v
-		}
-	}
-	u.RawQuery = query.Encode()
-
-	var body []byte
-	switch {
-	case t.bodyArg != "":
-		if bodyGiven {
-			body, err = json.Marshal(bodyValue)
-			setDefault(header, "Content-Type", "application/json")
-		}
-	case t.body == BodyForm && (t.hasBody || bodyArgs != nil):
-		form := url.Values{}
-		for name, v := range bodyArgs {
-			if v == nil {
-				continue
-			}
-			vals, verr := queryStrings(v)
-			if verr != nil {
-				return nil, call, fmt.Errorf("argument %q: %w", name, verr)
-			}
-			form[name] = vals
-		}
-		body = []byte(form.Encode())
-		setDefault(header, "Content-Type", "application/x-www-form-urlencoded")
-	case t.hasBody || bodyArgs != nil:
-		if bodyArgs == nil {
-			bodyArgs = map[string]any{}
-		}
-		body, err = json.Marshal(bodyArgs)
-		setDefault(header, "Content-Type", "application/json")
-	}
-	if err != nil {
-		return nil, call, fmt.Errorf("encoding the body: %w", err)
-	}
-
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, t.method, "/", rd)
-	if err != nil {
-		return nil, call, err
-	}
-	req.URL = u
-	req.Host = u.Host
-	if h := header.Get("Host"); h != "" {
-		// net/http sends req.Host, never a Host field of the header.
-		req.Host = h
-		header.Del("Host")
-	}
-	req.Header = header
-	return req, call, nil
-}
-
-// setDefault sets a header field unless the configuration set it.
-func setDefault(h http.Header, name, value string) {
-	if _, set := h[name]; !set {
-		h[name] = []string{value}
-	}
 }

@@ -1,4 +1,4 @@
-package caddymcp
+package upstream
 
 import (
 	"encoding/json"
@@ -25,19 +25,19 @@ type quickProp struct {
 	opaque bool
 }
 
-// newQuickCheck builds the check for a tool's arg lines; nil when the tool
-// has an input_schema, which may say anything.
-func newQuickCheck(t *Tool) *quickCheck {
-	if len(t.InputSchema) > 0 {
+// newQuickCheck builds the check for a definition's arg lines; nil when
+// it has an input_schema, which may say anything.
+func newQuickCheck(def Definition) *quickCheck {
+	if len(def.InputSchema) > 0 {
 		return nil
 	}
-	q := &quickCheck{props: make(map[string]quickProp, len(t.Args))}
-	for _, a := range t.Args {
+	q := &quickCheck{props: make(map[string]quickProp, len(def.Args))}
+	for _, a := range def.Args {
 		word := a.Type
 		if word == "" {
 			word = "string"
 		}
-		typ, items := schemaType(word)
+		typ, items := SchemaType(word)
 		p := quickProp{typ: typ, items: items}
 		if len(a.Enum) > 0 {
 			p.enum = make(map[string]bool, len(a.Enum))

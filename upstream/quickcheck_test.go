@@ -1,16 +1,15 @@
-package caddymcp
+package upstream
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"testing"
 )
 
 // quickTools are arg lines of every type, with and without enums.
-func quickTools() []*Tool {
+func quickTools() []Definition {
 	raw := func(vs ...string) []json.RawMessage {
 		out := make([]json.RawMessage, len(vs))
 		for i, v := range vs {
@@ -18,24 +17,24 @@ func quickTools() []*Tool {
 		}
 		return out
 	}
-	var tools []*Tool
+	var tools []Definition
 	words := []string{"", "string", "integer", "number", "boolean", "object", "array", "string[]", "integer[]", "number[]", "boolean[]", "object[]"}
 	for i, w := range words {
-		tools = append(tools, &Tool{Name: fmt.Sprintf("t%d", i), Description: "d", Method: "POST", Path: "/x", Args: []*Arg{
+		tools = append(tools, Definition{Name: fmt.Sprintf("t%d", i), Method: "POST", Path: "/x", Args: []Arg{
 			{Name: "a", Type: w, Required: true},
 			{Name: "b", Type: w},
 		}})
 	}
 	tools = append(tools,
-		&Tool{Name: "enum", Description: "d", Method: "POST", Path: "/x", Args: []*Arg{
+		Definition{Name: "enum", Method: "POST", Path: "/x", Args: []Arg{
 			{Name: "s", Type: "string", Enum: raw(`"open"`, `"closed"`), Required: true},
 			{Name: "l", Type: "string[]", Enum: raw(`"a"`, `"b"`)},
 		}},
-		&Tool{Name: "numenum", Description: "d", Method: "POST", Path: "/x", Args: []*Arg{
+		Definition{Name: "numenum", Method: "POST", Path: "/x", Args: []Arg{
 			{Name: "n", Type: "integer", Enum: raw(`1`, `2`)},
 			{Name: "s", Type: "string"},
 		}},
-		&Tool{Name: "defaults", Description: "d", Method: "POST", Path: "/x", Args: []*Arg{
+		Definition{Name: "defaults", Method: "POST", Path: "/x", Args: []Arg{
 			{Name: "n", Type: "integer", Default: json.RawMessage(`3`)},
 			{Name: "f", Type: "number", Default: json.RawMessage(`2.5`)},
 		}},
@@ -49,15 +48,30 @@ var quickValues = []string{
 	`[1,2]`, `[1.5]`, `[true]`, `[{}]`, `[null]`, `[[1]]`, `["a",1]`,
 }
 
-// checkQuick compiles t and reports, for the arguments in JSON, whether
-// quickCheck accepted them and whether the validator did.
-func checkQuick(t testing.TB, ct *compiledTool, argsJSON string) (quick, valid bool) {
-	args := decodeArgs(json.RawMessage(argsJSON))
+// decodeObject decodes tool arguments as a caller does, keeping numbers as
+// json.Number; nil when they are not an object.
+func decodeObject(argsJSON string) map[string]any {
+	if !json.Valid([]byte(argsJSON)) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(argsJSON)))
+	dec.UseNumber()
+	var args map[string]any
+	if dec.Decode(&args) != nil {
+		return nil
+	}
+	return args
+}
+
+// checkQuick reports, for the arguments in JSON, whether op's quickCheck
+// accepted them and whether the validator did.
+func checkQuick(t testing.TB, op *Operation, argsJSON string) (quick, valid bool) {
+	args := decodeObject(argsJSON)
 	if args == nil {
 		t.Fatalf("not an object: %s", argsJSON)
 	}
-	args = ct.request.ApplyDefaults(args)
-	return ct.quick.accepts(args), ct.input.Validate(args) == nil
+	args = op.plan.applyDefaults(args)
+	return op.quick.accepts(args), op.input.Validate(args) == nil
 }
 
 // TestQuickCheckNeverAcceptsWhatTheValidatorRefuses: across every type
@@ -68,7 +82,7 @@ func TestQuickCheckNeverAcceptsWhatTheValidatorRefuses(t *testing.T) {
 	names := []string{"a", "b", "s", "l", "n", "f", "extra"}
 	var valid, quick int
 	for _, tool := range quickTools() {
-		ct, err := tool.compile(http.Header{})
+		op, err := NewOperation(tool)
 		if err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
 		}
@@ -82,7 +96,7 @@ func TestQuickCheckNeverAcceptsWhatTheValidatorRefuses(t *testing.T) {
 				fmt.Fprintf(&b, "%q:%s", names[r.IntN(len(names))], quickValues[r.IntN(len(quickValues))])
 			}
 			b.WriteByte('}')
-			q, v := checkQuick(t, ct, b.String())
+			q, v := checkQuick(t, op, b.String())
 			if q && !v {
 				t.Fatalf("tool %s: quickCheck accepted %s, which the validator refuses", tool.Name, b.String())
 			}
@@ -105,13 +119,13 @@ func TestQuickCheckNeverAcceptsWhatTheValidatorRefuses(t *testing.T) {
 // TestQuickCheckDefersTheRest: what is not plainly valid goes to the
 // validator, which words the error.
 func TestQuickCheckDefersTheRest(t *testing.T) {
-	tools := map[string]*compiledTool{}
+	tools := map[string]*Operation{}
 	for _, tool := range quickTools() {
-		ct, err := tool.compile(http.Header{})
+		op, err := NewOperation(tool)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tools[tool.Name] = ct
+		tools[tool.Name] = op
 	}
 	cases := []struct {
 		tool, args string
@@ -153,7 +167,7 @@ func TestQuickCheckDefersTheRest(t *testing.T) {
 			t.Errorf("%s %s: quickCheck accepted what the validator refuses", c.tool, c.args)
 		}
 	}
-	if newQuickCheck(&Tool{InputSchema: json.RawMessage(`{"type":"object"}`)}) != nil {
+	if newQuickCheck(Definition{InputSchema: json.RawMessage(`{"type":"object"}`)}) != nil {
 		t.Error("a tool with an input_schema got a quickCheck")
 	}
 }
@@ -166,21 +180,21 @@ func FuzzQuickCheck(f *testing.F) {
 		f.Add(`{"a":"x","b":` + v + `}`)
 		f.Add(`{"s":` + v + `,"l":[` + v + `]}`)
 	}
-	var tools []*compiledTool
+	var tools []*Operation
 	for _, tool := range quickTools() {
-		ct, err := tool.compile(http.Header{})
+		op, err := NewOperation(tool)
 		if err != nil {
 			f.Fatal(err)
 		}
-		tools = append(tools, ct)
+		tools = append(tools, op)
 	}
 	f.Fuzz(func(t *testing.T, argsJSON string) {
-		if len(argsJSON) > 4096 || decodeArgs(json.RawMessage(argsJSON)) == nil {
+		if len(argsJSON) > 4096 || decodeObject(argsJSON) == nil {
 			return
 		}
-		for _, ct := range tools {
-			if q, v := checkQuick(t, ct, argsJSON); q && !v {
-				t.Fatalf("tool %s: quickCheck accepted %s, which the validator refuses", ct.name, argsJSON)
+		for _, op := range tools {
+			if q, v := checkQuick(t, op, argsJSON); q && !v {
+				t.Fatalf("tool %s: quickCheck accepted %s, which the validator refuses", op.name, argsJSON)
 			}
 		}
 	})

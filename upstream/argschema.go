@@ -1,0 +1,180 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+var argTypes = map[string]string{ // type word -> item type for arrays, "" for scalars
+	"string": "", "integer": "", "number": "", "boolean": "", "object": "", "array": "",
+	"string[]": "string", "integer[]": "integer", "number[]": "number", "boolean[]": "boolean", "object[]": "object",
+}
+
+// ArgTypes returns the type words of arg lines, each with the item type
+// it gives an array ("" for the rest).
+func ArgTypes() map[string]string {
+	out := make(map[string]string, len(argTypes))
+	for word, items := range argTypes {
+		out[word] = items
+	}
+	return out
+}
+
+// SchemaType is the JSON Schema type of a type word and its item type.
+func SchemaType(word string) (typ, items string) {
+	if items = argTypes[word]; items != "" {
+		return "array", items
+	}
+	return word, ""
+}
+
+// argsSchema builds the input schema from typed args, in their order.
+func argsSchema(args []Arg) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"object","properties":{`)
+	var required []string
+	for i := range args {
+		a := &args[i]
+		word := a.Type
+		if word == "" {
+			word = "string"
+		}
+		if _, ok := argTypes[word]; !ok {
+			return nil, fmt.Errorf("arg %q: unknown type %q (want string, integer, number, boolean, object, array, or string[], integer[], number[], boolean[], object[])", a.Name, a.Type)
+		}
+		typ, items := SchemaType(word)
+		prop, err := propertySchema(a, typ, items)
+		if err != nil {
+			return nil, fmt.Errorf("arg %q: %v", a.Name, err)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(a.Name)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(prop)
+		if a.Required {
+			required = append(required, a.Name)
+		}
+	}
+	b.WriteString(`}`)
+	if len(required) > 0 {
+		r, _ := json.Marshal(required)
+		b.WriteString(`,"required":`)
+		b.Write(r)
+	}
+	b.WriteString(`,"additionalProperties":false}`)
+	return b.Bytes(), nil
+}
+
+func propertySchema(a *Arg, typ, items string) ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"type":%q`, typ)
+	if a.Description != "" {
+		d, _ := json.Marshal(a.Description)
+		b.WriteString(`,"description":`)
+		b.Write(d)
+	}
+	enum, err := enumJSON(a.Enum)
+	if err != nil {
+		return nil, err
+	}
+	if typ == "array" && (items != "" || enum != nil) {
+		// For an array, the enum lists the allowed items.
+		b.WriteString(`,"items":{`)
+		if items != "" {
+			fmt.Fprintf(&b, `"type":%q`, items)
+			if enum != nil {
+				b.WriteByte(',')
+			}
+		}
+		if enum != nil {
+			b.WriteString(`"enum":`)
+			b.Write(enum)
+		}
+		b.WriteByte('}')
+	} else if enum != nil {
+		b.WriteString(`,"enum":`)
+		b.Write(enum)
+	}
+	if a.Default != nil {
+		if !json.Valid(a.Default) {
+			return nil, fmt.Errorf("default is not valid JSON: %s", a.Default)
+		}
+		b.WriteString(`,"default":`)
+		b.Write(a.Default)
+	}
+	b.WriteByte('}')
+	// The default must itself be valid, or every call without it fails.
+	if a.Default != nil {
+		s, err := CompileSchema(b.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		_ = json.Unmarshal(a.Default, &v)
+		if err := s.Validate(v); err != nil {
+			return nil, fmt.Errorf("default %s does not fit the type and enum: %s", a.Default, strings.Join(Violations(err), "; "))
+		}
+	}
+	return b.Bytes(), nil
+}
+
+func enumJSON(values []json.RawMessage) ([]byte, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	for _, v := range values {
+		if !json.Valid(v) {
+			return nil, fmt.Errorf("enum value is not valid JSON: %s", v)
+		}
+	}
+	return json.Marshal(values)
+}
+
+// schemaProperty is what placement needs to know of a top-level property.
+type schemaProperty struct {
+	Type    string
+	Default any
+}
+
+// objectProperties checks that doc is an object schema and returns its
+// top-level properties.
+func objectProperties(doc []byte) (map[string]schemaProperty, error) {
+	var root struct {
+		Type       any                        `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(doc, &root); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	if root.Type != "object" {
+		return nil, fmt.Errorf(`the root must be an object schema ("type": "object")`)
+	}
+	props := make(map[string]schemaProperty, len(root.Properties))
+	for name, raw := range root.Properties {
+		var p struct {
+			Type    any `json:"type"`
+			Default any `json:"default"`
+		}
+		_ = json.Unmarshal(raw, &p) // a boolean schema has neither
+		typ, _ := p.Type.(string)
+		props[name] = schemaProperty{Type: typ, Default: p.Default}
+	}
+	return props, nil
+}
+
+// PropertyNames returns the names of the top-level properties of an
+// object schema.
+func PropertyNames(doc []byte) ([]string, error) {
+	props, err := objectProperties(doc)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(props)), nil
+}

@@ -1,0 +1,225 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/jsonschema"
+)
+
+// Definition is one tool as the configuration defines it: its arguments,
+// and the HTTP request a call becomes.
+type Definition struct {
+	// Name names the operation in errors and in the URI of binary results.
+	Name   string
+	Method string
+	// Path is the path template, such as /repos/{owner}/{repo}.
+	Path string
+	// Args are the arg lines: typed, they make the input schema; beside an
+	// InputSchema, they only place its properties.
+	Args []Arg
+	// InputSchema is a whole JSON Schema for the arguments instead of typed
+	// Args; OutputSchema, when set, is what a JSON answer must match.
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	// Query and Header are fixed by the configuration; their values may
+	// hold placeholders.
+	Query  []Field
+	Header []Field
+	Body   BodyMode
+	// BodyArg names the argument sent as the whole body with Body == BodyArg.
+	BodyArg string
+}
+
+// Arg is one arg line of a Definition.
+type Arg struct {
+	Name string
+	// Type is a type word: string, integer, number, boolean, object, array,
+	// or string[], integer[], number[], boolean[], object[]; "" is string,
+	// or, beside an input_schema, what the schema says.
+	Type        string
+	Required    bool
+	Description string
+	// In is where the argument goes; "" picks the default: path when the
+	// path template names it, else query for GET, HEAD and DELETE, else body.
+	In Placement
+	// HeaderName is the header field for In == InHeader; default Name.
+	HeaderName string
+	// Default is the JSON sent when the argument is omitted; nil for none.
+	Default json.RawMessage
+	// Enum lists the allowed values (of the items, for an array type).
+	Enum []json.RawMessage
+}
+
+// typed reports whether the arg line declares anything beyond placement.
+func (a *Arg) typed() bool {
+	return a.Type != "" || a.Required || a.Description != "" || a.Default != nil || len(a.Enum) > 0
+}
+
+// Operation is one tool's HTTP operation, built once from its Definition
+// and safe for concurrent use. A call goes Check, Request, then Result
+// with the answer to the request.
+type Operation struct {
+	name   string
+	schema json.RawMessage // the input schema, as tool lists show it
+	input  *jsonschema.Schema
+	quick  *quickCheck // before input, for arg lines
+	output *jsonschema.Schema
+	plan   *requestPlan
+}
+
+// NewOperation checks def and prepares it for calls.
+func NewOperation(def Definition) (*Operation, error) {
+	seen := make(map[string]bool, len(def.Args))
+	for _, a := range def.Args {
+		if a.Name == "" {
+			return nil, fmt.Errorf("an arg has no name")
+		}
+		if seen[a.Name] {
+			return nil, fmt.Errorf("arg %q is declared twice", a.Name)
+		}
+		seen[a.Name] = true
+	}
+
+	op := &Operation{name: def.Name}
+	var props map[string]schemaProperty
+	var err error
+	if len(def.InputSchema) > 0 {
+		for _, a := range def.Args {
+			if a.typed() {
+				return nil, fmt.Errorf("arg %q: typed arg lines and input_schema do not mix; beside input_schema an arg line only places a property (in, header_name)", a.Name)
+			}
+		}
+		op.schema = def.InputSchema
+		props, err = objectProperties(op.schema)
+		if err != nil {
+			return nil, fmt.Errorf("input_schema: %v", err)
+		}
+		for _, a := range def.Args {
+			if _, ok := props[a.Name]; !ok {
+				return nil, fmt.Errorf("arg %q places a property that input_schema does not have", a.Name)
+			}
+		}
+	} else if op.schema, err = argsSchema(def.Args); err != nil {
+		return nil, err
+	}
+	if op.input, err = CompileSchema(op.schema); err != nil {
+		return nil, fmt.Errorf("input_schema: %v", err)
+	}
+	op.quick = newQuickCheck(def)
+	if len(def.OutputSchema) > 0 {
+		if _, err := objectProperties(def.OutputSchema); err != nil {
+			return nil, fmt.Errorf("output_schema: %v", err)
+		}
+		if op.output, err = CompileSchema(def.OutputSchema); err != nil {
+			return nil, fmt.Errorf("output_schema: %v", err)
+		}
+	}
+
+	spec := planSpec{Method: def.Method, Path: def.Path, Query: def.Query, Header: def.Header, Body: def.Body, BodyArg: def.BodyArg}
+	if props != nil {
+		placed := make(map[string]Arg, len(def.Args))
+		for _, a := range def.Args {
+			placed[a.Name] = a
+		}
+		for _, name := range slices.Sorted(maps.Keys(props)) {
+			p := props[name]
+			// An input_schema may give a property any type; an object left in
+			// the query is sent as its JSON text.
+			typ := p.Type
+			if typ == "object" {
+				typ = ""
+			}
+			pa := planArg{Name: name, Type: typ, Default: p.Default}
+			if a, ok := placed[name]; ok {
+				pa.In, pa.HeaderName = a.In, a.HeaderName
+			}
+			spec.Args = append(spec.Args, pa)
+		}
+	} else {
+		for _, a := range def.Args {
+			typ, items := SchemaType(a.Type)
+			pa := planArg{Name: a.Name, Type: typ, Items: items, In: a.In, HeaderName: a.HeaderName}
+			if a.Default != nil {
+				if err := json.Unmarshal(a.Default, &pa.Default); err != nil {
+					return nil, fmt.Errorf("arg %q: default: %v", a.Name, err)
+				}
+			}
+			spec.Args = append(spec.Args, pa)
+		}
+	}
+	if op.plan, err = newRequestPlan(spec); err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
+// Name is the operation's name, as its Definition gave it.
+func (op *Operation) Name() string { return op.name }
+
+// InputSchema is the JSON Schema of the arguments: the definition's
+// input_schema, or the one its arg lines make.
+func (op *Operation) InputSchema() json.RawMessage { return op.schema }
+
+// CheckBase reports a declared argument that would add to a query
+// parameter of the upstream URL base, when that URL is known at load.
+// (One known only per call is checked per call, by Request.)
+func (op *Operation) CheckBase(base *url.URL) error { return op.plan.checkBase(base) }
+
+// Label names the request a call with args makes, as Target.Label does,
+// for when the request cannot be built; with arguments that do not fit the
+// path, the path template stands in.
+func (op *Operation) Label(args map[string]any) string { return op.plan.label(args) }
+
+// Check returns the arguments of one call with the declared defaults filled
+// in, or an error that tells the model what is wrong with them. raw is the
+// call's arguments as decoded, nil for none. The map given is not changed.
+func (op *Operation) Check(raw any) (map[string]any, error) {
+	args, ok := raw.(map[string]any)
+	if !ok && raw != nil {
+		return nil, fmt.Errorf("arguments must be a JSON object")
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	args = op.plan.applyDefaults(args)
+	if !op.quick.accepts(args) {
+		if err := op.input.Validate(args); err != nil {
+			return nil, fmt.Errorf("invalid arguments for tool %s:\n- %s", op.name, strings.Join(Violations(err), "\n- "))
+		}
+	}
+	return args, nil
+}
+
+// Request builds the HTTP request for arguments that passed Check; see
+// requestPlan.build for what the configuration fixes. base supplies the
+// scheme, host, path prefix and any query of the upstream; in route mode
+// it is empty and the caller completes the request. Configuration text
+// goes through repl; argument values never do. An error tells the model
+// which argument could not be sent; the Target names the request even
+// then, as far as it was built.
+func (op *Operation) Request(ctx context.Context, base *url.URL, args map[string]any, repl Replacer) (*http.Request, Target, error) {
+	req, target, err := op.plan.build(ctx, base, args, repl)
+	if err != nil {
+		return nil, target, fmt.Errorf("invalid arguments for tool %s: %v", op.name, err)
+	}
+	target.URI = "caddy-mcp://" + op.name + target.Path
+	target.Sent, target.Base = req.URL.EscapedPath(), strings.TrimSuffix(base.EscapedPath(), "/")
+	return req, target, nil
+}
+
+// Result maps the answer to the request target names to a tool result: a
+// 2xx JSON answer is its JSON text and, with an output schema, also
+// structuredContent validated against it; text, images and audio map to
+// their content types; anything else is an error result naming the status.
+func (op *Operation) Result(target Target, answer *Response) *mcp.CallToolResult {
+	return answer.result(target, op.output)
+}

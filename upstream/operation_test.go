@@ -1,0 +1,183 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func TestNewOperationRefuses(t *testing.T) {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	tests := []struct {
+		name string
+		def  Definition
+		want string
+	}{
+		{"an arg without a name", Definition{Method: "GET", Path: "/", Args: []Arg{{}}}, "an arg has no name"},
+		{"an arg twice", Definition{Method: "GET", Path: "/", Args: []Arg{{Name: "a"}, {Name: "a"}}}, `arg "a" is declared twice`},
+		{"an unknown type word", Definition{Method: "GET", Path: "/", Args: []Arg{{Name: "a", Type: "date"}}}, `arg "a": unknown type "date"`},
+		{"a default of the wrong type", Definition{Method: "GET", Path: "/", Args: []Arg{{Name: "a", Type: "integer", Default: raw(`"x"`)}}},
+			`arg "a": default "x" does not fit the type and enum`},
+		{"a default outside the enum", Definition{Method: "GET", Path: "/", Args: []Arg{{Name: "a", Enum: []json.RawMessage{raw(`"x"`)}, Default: raw(`"y"`)}}},
+			`arg "a": default "y" does not fit the type and enum`},
+		{"an enum value that is not JSON", Definition{Method: "GET", Path: "/", Args: []Arg{{Name: "a", Enum: []json.RawMessage{raw(`x`)}}}},
+			`arg "a": enum value is not valid JSON: x`},
+		{"a typed arg line beside input_schema", Definition{Method: "GET", Path: "/", InputSchema: raw(`{"type":"object","properties":{"a":{}}}`), Args: []Arg{{Name: "a", Type: "string"}}},
+			`arg "a": typed arg lines and input_schema do not mix`},
+		{"an arg line placing what input_schema lacks", Definition{Method: "GET", Path: "/", InputSchema: raw(`{"type":"object"}`), Args: []Arg{{Name: "a", In: InHeader}}},
+			`arg "a" places a property that input_schema does not have`},
+		{"an input_schema that is not an object schema", Definition{Method: "GET", Path: "/", InputSchema: raw(`{"type":"array"}`)},
+			`input_schema: the root must be an object schema ("type": "object")`},
+		{"an input_schema that is not JSON", Definition{Method: "GET", Path: "/", InputSchema: raw(`{`)}, "input_schema: not valid JSON"},
+		{"an output_schema that is not an object schema", Definition{Method: "GET", Path: "/", OutputSchema: raw(`{"type":"string"}`)},
+			`output_schema: the root must be an object schema ("type": "object")`},
+		{"an object arg in the query", Definition{Method: "GET", Path: "/", Args: []Arg{{Name: "f", Type: "object"}}},
+			`argument "f": objects go only in the body, not in the query`},
+	}
+	for _, tt := range tests {
+		_, err := NewOperation(tt.def)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one starting %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestOperationSchema: arg lines make the schema in their order; an
+// input_schema is the schema, byte for byte.
+func TestOperationSchema(t *testing.T) {
+	op, err := NewOperation(Definition{Method: "GET", Path: "/items", Args: []Arg{
+		{Name: "status", Description: "Filter", Enum: []json.RawMessage{json.RawMessage(`"open"`)}, Default: json.RawMessage(`"open"`)},
+		{Name: "limit", Type: "integer", Required: true},
+		{Name: "tags", Type: "string[]"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"status":{"type":"string","description":"Filter","enum":["open"],"default":"open"},` +
+		`"limit":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}}},"required":["limit"],"additionalProperties":false}`
+	if got := string(op.InputSchema()); got != want {
+		t.Errorf("schema\n%s\nwant\n%s", got, want)
+	}
+	doc := `{"type": "object", "properties": {"q": {"type": "string"}}}`
+	if op, err = NewOperation(Definition{Method: "GET", Path: "/", InputSchema: json.RawMessage(doc)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(op.InputSchema()); got != doc {
+		t.Errorf("input_schema %s, want %s", got, doc)
+	}
+}
+
+func TestOperationCheck(t *testing.T) {
+	op, err := NewOperation(Definition{Name: "list", Method: "GET", Path: "/items", Args: []Arg{
+		{Name: "limit", Type: "integer", Default: json.RawMessage(`10`)},
+		{Name: "q", Required: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := map[string]any{"q": "x"}
+	args, err := op.Check(given)
+	if err != nil || args["limit"] != 10.0 || args["q"] != "x" {
+		t.Errorf("Check = %v, %v; want the default limit 10 added", args, err)
+	}
+	if _, set := given["limit"]; set {
+		t.Error("Check changed the map it was given")
+	}
+	if _, err := op.Check("x"); err == nil || err.Error() != "arguments must be a JSON object" {
+		t.Errorf("a string as arguments: %v", err)
+	}
+	_, err = op.Check(nil)
+	if want := "invalid arguments for tool list:\n- /: missing properties: 'q'"; err == nil || err.Error() != want {
+		t.Errorf("no arguments: %v, want %q", err, want)
+	}
+	if _, err := op.Check(map[string]any{"q": "x", "limit": "ten"}); err == nil || !strings.Contains(err.Error(), "/limit: ") {
+		t.Errorf("a string limit: %v", err)
+	}
+}
+
+// TestOperationCall follows one call through Request and Result: the
+// Target names the request without its base path, and a redirect below
+// the base path is shown as a tool path.
+func TestOperationCall(t *testing.T) {
+	var got *http.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		if r.URL.EscapedPath() == "/t/tok3n/items/a%20b" {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			_, _ = w.Write([]byte{0xff, 0x00})
+			return
+		}
+		http.Redirect(w, r, "/t/tok3n/login?key=k", http.StatusFound)
+	}))
+	defer srv.Close()
+	op, err := NewOperation(Definition{Name: "fetch", Method: "GET", Path: "/items/{id}", Args: []Arg{{Name: "id"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := mustURL(t, srv.URL+"/t/tok3n/")
+	c := NewClient()
+	defer c.Close()
+
+	args, err := op.Check(map[string]any{"id": "a b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, target, err := op.Request(context.Background(), base, args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Target{Label: "GET /items/a%20b", Path: "/items/a%20b", URI: "caddy-mcp://fetch/items/a%20b", Sent: "/t/tok3n/items/a%20b", Base: "/t/tok3n"}
+	if target != want {
+		t.Errorf("target %+v, want %+v", target, want)
+	}
+	answer, err := c.Do(req, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Header.Get("User-Agent") != "caddy-mcp" {
+		t.Errorf("User-Agent %q", got.Header.Get("User-Agent"))
+	}
+	res := op.Result(target, answer)
+	if len(res.Content) != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	blob, ok := res.Content[0].(mcp.EmbeddedResource)
+	if !ok {
+		t.Fatalf("content %T, want an embedded resource", res.Content[0])
+	}
+	if r, _ := blob.Resource.(mcp.BlobResourceContents); r.URI != want.URI {
+		t.Errorf("resource %+v, want URI %s", blob.Resource, want.URI)
+	}
+
+	req, target, err = op.Request(context.Background(), base, map[string]any{"id": "x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer, err = c.Do(req, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	res = op.Result(target, answer)
+	text := res.Content[0].(mcp.TextContent).Text
+	if !res.IsError || text != "GET /items/x: upstream answered 302 Found (redirect to /login, not followed)" {
+		t.Errorf("redirect result %q", text)
+	}
+
+	// A value the request cannot carry: the error names the tool and the
+	// argument, and the Target still names the request.
+	op, err = NewOperation(Definition{Name: "h", Method: "GET", Path: "/items", Args: []Arg{{Name: "v", In: InHeader}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, target, err = op.Request(context.Background(), base, map[string]any{"v": "a\nb"}, nil)
+	if err == nil || err.Error() != `invalid arguments for tool h: argument "v": the value has characters not allowed in a header` {
+		t.Errorf("a header value with a newline: %v", err)
+	}
+	if target.Label != "GET /items" {
+		t.Errorf("label %q", target.Label)
+	}
+}

@@ -1,0 +1,124 @@
+package upstream
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// mapReplacer stands in for Caddy's replacer: {key} becomes its value.
+type mapReplacer map[string]string
+
+func (m mapReplacer) ReplaceAll(s, empty string) string {
+	for k, v := range m {
+		s = strings.ReplaceAll(s, "{"+k+"}", v)
+	}
+	return s
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestRequestPlanRejects(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    planSpec
+		wantErr string
+	}{
+		{"method", planSpec{Method: "TRACE", Path: "/"}, "method"},
+		{"relative path", planSpec{Method: "GET", Path: "items"}, "must start with /"},
+		{"unknown slot", planSpec{Method: "GET", Path: "/items/{id}"}, "{id}"},
+		{"in path without slot", planSpec{Method: "GET", Path: "/items", Args: []planArg{{Name: "id", In: InPath}}}, "has no {id}"},
+		{"slot placed elsewhere", planSpec{Method: "GET", Path: "/items/{id}", Args: []planArg{{Name: "id", In: InQuery}}}, "placed in query"},
+		{"array in path", planSpec{Method: "GET", Path: "/items/{id}", Args: []planArg{{Name: "id", Type: "array"}}}, "cannot go in the path"},
+		{"object in header", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "h", Type: "object", In: InHeader}}}, "cannot go in the header"},
+		{"header_name without header", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "h", HeaderName: "X-H"}}}, "header_name"},
+		{"query argument over a query line", planSpec{Method: "GET", Path: "/", Query: []Field{{"tenant", "acme"}}, Args: []planArg{{Name: "tenant"}}}, `argument "tenant": the query parameter tenant is fixed by a query line`},
+		{"query argument over a query line in another case", planSpec{Method: "GET", Path: "/", Query: []Field{{"tenant", "acme"}}, Args: []planArg{{Name: "Tenant", In: InQuery}}}, "the query parameter tenant is fixed"},
+		{"body argument over a query line", planSpec{Method: "POST", Path: "/", Query: []Field{{"tenant", "acme"}}, Args: []planArg{{Name: "tenant"}}}, "the query parameter tenant is fixed"},
+		{"form argument over a query line", planSpec{Method: "POST", Path: "/", Body: BodyForm, Query: []Field{{"tenant", "acme"}}, Args: []planArg{{Name: "tenant"}}}, "the query parameter tenant is fixed"},
+		{"header argument over another", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "a", In: InHeader, HeaderName: "X-Id"}, {Name: "b", In: InHeader, HeaderName: "x-id"}}}, `header X-Id is already set by argument "a"`},
+		{"header over fixed", planSpec{Method: "GET", Path: "/", Header: []Field{{"Authorization", "k"}}, Args: []planArg{{Name: "auth", In: InHeader, HeaderName: "authorization"}}}, "already set"},
+		{"forbidden header", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "h", In: InHeader, HeaderName: "Host"}}}, "cannot be set"},
+		{"bad placement", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "x", In: "cookie"}}}, "unknown placement"},
+		{"body arg missing", planSpec{Method: "POST", Path: "/", Body: BodyArg, BodyArg: "items"}, "names no argument"},
+		{"body arg not in body", planSpec{Method: "POST", Path: "/", Body: BodyArg, BodyArg: "q", Args: []planArg{{Name: "q", In: InQuery}}}, "placed in the query"},
+		{"body arg plus other body", planSpec{Method: "POST", Path: "/", Body: BodyArg, BodyArg: "a", Args: []planArg{{Name: "a"}, {Name: "b"}}}, "also placed in the body"},
+		{"object in form", planSpec{Method: "POST", Path: "/", Body: BodyForm, Args: []planArg{{Name: "o", Type: "object"}}}, "form body"},
+		{"unknown body", planSpec{Method: "POST", Path: "/", Body: "xml"}, "unknown body mode"},
+		{"duplicate arg", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "a"}, {Name: "a"}}}, "twice"},
+		{"query in the path", planSpec{Method: "GET", Path: "/search?type=repo"}, "query lines"},
+		{"fragment in the path", planSpec{Method: "GET", Path: "/a#b"}, "query lines"},
+		{"object in the query", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "f", Type: "object"}}}, "only in the body"},
+		{"objects in the query", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "f", Type: "array", Items: "object"}}}, "only in the body"},
+	}
+	for _, tt := range tests {
+		_, err := newRequestPlan(tt.spec)
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.wantErr)
+		}
+	}
+}
+
+func TestCheckBase(t *testing.T) {
+	base := mustURL(t, "https://api.example.com/v2?Region=eu")
+	for _, tt := range []struct {
+		spec    planSpec
+		wantErr string
+	}{
+		{planSpec{Method: "GET", Path: "/s", Args: []planArg{{Name: "q"}, {Name: "region"}}}, `argument "region": the query parameter Region is fixed by the upstream URL`},
+		{planSpec{Method: "POST", Path: "/s", Args: []planArg{{Name: "region"}}}, `argument "region"`},
+		{planSpec{Method: "GET", Path: "/r/{region}", Args: []planArg{{Name: "region"}}}, ""},
+		{planSpec{Method: "GET", Path: "/s", Args: []planArg{{Name: "region", In: InHeader}}}, ""},
+		{planSpec{Method: "PUT", Path: "/s", Body: BodyArg, BodyArg: "region", Args: []planArg{{Name: "region"}}}, ""},
+	} {
+		tool, err := newRequestPlan(tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tool.checkBase(base)
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s %s %v: error %v, want %q", tt.spec.Method, tt.spec.Path, tt.spec.Args, err, tt.wantErr)
+		}
+		if err := tool.checkBase(mustURL(t, "https://api.example.com/v2")); err != nil {
+			t.Errorf("a base without a query: %v", err)
+		}
+	}
+}
+
+func TestLabel(t *testing.T) {
+	tool, err := newRequestPlan(planSpec{Method: "get", Path: "/t/{env.TENANT}/items/{id}", Args: []planArg{{Name: "id"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tool.label(map[string]any{"id": "a b"}); got != "GET /t/{env.TENANT}/items/a%20b" {
+		t.Errorf("label %q", got)
+	}
+	if got := tool.label(map[string]any{"id": ".."}); got != "GET /t/{env.TENANT}/items/{id}" {
+		t.Errorf("label of a refused value %q", got)
+	}
+}
+
+func TestApplyDefaults(t *testing.T) {
+	tool, err := newRequestPlan(planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "limit", Default: 10.0}, {Name: "q"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]any{"q": "x"}
+	out := tool.applyDefaults(in)
+	if out["limit"] != 10.0 || out["q"] != "x" {
+		t.Errorf("defaults not applied: %v", out)
+	}
+	if _, changed := in["limit"]; changed {
+		t.Error("ApplyDefaults changed its input")
+	}
+	if got := tool.applyDefaults(map[string]any{"limit": 3.0}); got["limit"] != 3.0 {
+		t.Errorf("a given value was replaced by the default: %v", got)
+	}
+}

@@ -1,0 +1,179 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// build builds the upstream request for one call. base supplies the
+// scheme, host, path prefix and any query of the upstream; in route mode it
+// is empty and the caller completes the request. args must already be
+// validated. Configuration text goes through repl; argument values never do.
+//
+// What the configuration fixes, an argument never adds to or overrides: a
+// query parameter of a query line or of the upstream URL, a fixed header
+// (handler or tool), a path slot. A schema that does not forbid extra
+// properties lets undeclared arguments through, and they go where the
+// default placement puts them (the query of a GET, HEAD or DELETE, else the
+// body); so an argument, declared or not, whose name is a fixed query key
+// (case ignored) is refused with an error naming it, whether it would go in
+// the query or in a JSON or form body, which many servers merge with the
+// query. It is refused rather than dropped so that the caller learns its
+// value was not used. A declared argument that would collide is a
+// configuration error already (newRequestPlan): in the query or body
+// under a query line's key, in a header that is fixed or set by another
+// argument; an argument in a path slot goes nowhere else. With `body arg`,
+// the body is that one argument, and an undeclared argument is refused.
+//
+// The returned Target names the request for results, errors and logs;
+// Operation.Request completes it.
+func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]any, repl Replacer) (*http.Request, Target, error) {
+	path, label, err := p.path.expand(args, repl)
+	if err != nil {
+		return nil, Target{}, err
+	}
+	target := Target{Label: p.method + " " + label, Path: label}
+	u := &url.URL{Scheme: base.Scheme, Host: base.Host}
+	rawPath := strings.TrimSuffix(base.EscapedPath(), "/") + path
+	u.Path, err = url.PathUnescape(rawPath)
+	if err != nil {
+		return nil, target, fmt.Errorf("path %s: %w", path, err)
+	}
+	u.RawPath = rawPath
+
+	query := url.Values{}
+	if base.RawQuery != "" {
+		query, _ = url.ParseQuery(base.RawQuery)
+	}
+	for _, f := range p.query {
+		query.Add(f.name, f.value.Resolve(repl))
+	}
+	if len(query) > 0 {
+		if err := p.refuseFixed(args, query); err != nil {
+			return nil, target, err
+		}
+	}
+
+	header := make(http.Header, len(p.header)+2)
+	for _, f := range p.header {
+		if v := f.value.Resolve(repl); v != "" {
+			header[f.name] = append(header[f.name], v)
+		}
+	}
+	if _, set := header["User-Agent"]; !set {
+		header["User-Agent"] = []string{"caddy-mcp"}
+	}
+
+	var bodyArgs map[string]any
+	var bodyValue any
+	bodyGiven := false
+	for name, v := range args {
+		in := p.extra
+		a := p.args[name]
+		if a != nil {
+			in = a.In
+		}
+		switch in {
+		case InPath:
+		case InQuery:
+			if v == nil {
+				continue
+			}
+			vals, err := queryStrings(v)
+			if err != nil {
+				return nil, target, fmt.Errorf("argument %q: %w", name, err)
+			}
+			query[name] = append(query[name], vals...)
+		case InHeader:
+			if v == nil {
+				continue
+			}
+			s, err := scalarString(v)
+			if err != nil {
+				return nil, target, fmt.Errorf("argument %q: %w", name, err)
+			}
+			if !httpguts.ValidHeaderFieldValue(s) {
+				return nil, target, fmt.Errorf("argument %q: the value has characters not allowed in a header", name)
+			}
+			header[a.HeaderName] = []string{s}
+		case InBody:
+			if p.bodyArg != "" {
+				if a == nil {
+					return nil, target, fmt.Errorf("argument %q is not declared, and the body is the argument %q alone", name, p.bodyArg)
+				}
+				bodyValue, bodyGiven = v, true
+				continue
+			}
+			if bodyArgs == nil {
+				bodyArgs = make(map[string]any, len(args))
+			}
+			bodyArgs[name] = v
+		}
+	}
+	u.RawQuery = query.Encode()
+
+	var body []byte
+	switch {
+	case p.bodyArg != "":
+		if bodyGiven {
+			body, err = json.Marshal(bodyValue)
+			setDefault(header, "Content-Type", "application/json")
+		}
+	case p.body == BodyForm && (p.hasBody || bodyArgs != nil):
+		form := url.Values{}
+		for name, v := range bodyArgs {
+			if v == nil {
+				continue
+			}
+			vals, verr := queryStrings(v)
+			if verr != nil {
+				return nil, target, fmt.Errorf("argument %q: %w", name, verr)
+			}
+			form[name] = vals
+		}
+		body = []byte(form.Encode())
+		setDefault(header, "Content-Type", "application/x-www-form-urlencoded")
+	case p.hasBody || bodyArgs != nil:
+		if bodyArgs == nil {
+			bodyArgs = map[string]any{}
+		}
+		body, err = json.Marshal(bodyArgs)
+		setDefault(header, "Content-Type", "application/json")
+	}
+	if err != nil {
+		return nil, target, fmt.Errorf("encoding the body: %w", err)
+	}
+
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, p.method, "/", rd)
+	if err != nil {
+		return nil, target, err
+	}
+	req.URL = u
+	req.Host = u.Host
+	if h := header.Get("Host"); h != "" {
+		// net/http sends req.Host, never a Host field of the header.
+		req.Host = h
+		header.Del("Host")
+	}
+	req.Header = header
+	return req, target, nil
+}
+
+// setDefault sets a header field unless the configuration set it.
+func setDefault(h http.Header, name, value string) {
+	if _, set := h[name]; !set {
+		h[name] = []string{value}
+	}
+}

@@ -1,0 +1,293 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestNewRequest(t *testing.T) {
+	base := mustURL(t, "https://api.example.com/v2/?key={env.KEY}")
+	base.RawQuery = "fixed=1"
+	repl := mapReplacer{"env.KEY": "s3cret"}
+	tests := []struct {
+		name       string
+		spec       planSpec
+		args       map[string]any
+		wantURL    string
+		wantHeader map[string]string
+		wantBody   string
+		wantLabel  string
+	}{
+		{
+			name:      "path query header",
+			spec:      planSpec{Method: "get", Path: "/repos/{owner}/{repo}", Args: []planArg{{Name: "owner"}, {Name: "repo"}, {Name: "state"}, {Name: "trace", In: InHeader, HeaderName: "x-trace"}}},
+			args:      map[string]any{"owner": "a b", "repo": "r", "state": "open", "trace": "t1"},
+			wantURL:   "https://api.example.com/v2/repos/a%20b/r?fixed=1&state=open",
+			wantLabel: "GET /repos/a%20b/r",
+			wantHeader: map[string]string{
+				"X-Trace": "t1", "User-Agent": "caddy-mcp",
+			},
+		},
+		{
+			name:    "arrays repeat the key",
+			spec:    planSpec{Method: "GET", Path: "/s", Args: []planArg{{Name: "tags", Type: "array"}}},
+			args:    map[string]any{"tags": []any{"a", "b", 3.0}},
+			wantURL: "https://api.example.com/v2/s?fixed=1&tags=a&tags=b&tags=3",
+		},
+		{
+			name:       "fixed query and header resolve placeholders, arguments do not",
+			spec:       planSpec{Method: "GET", Path: "/s", Query: []Field{{"api_key", "{env.KEY}"}}, Header: []Field{{"Authorization", "Bearer {env.KEY}"}}, Args: []planArg{{Name: "q"}}},
+			args:       map[string]any{"q": "{env.KEY}"},
+			wantURL:    "https://api.example.com/v2/s?api_key=s3cret&fixed=1&q=%7Benv.KEY%7D",
+			wantHeader: map[string]string{"Authorization": "Bearer s3cret"},
+		},
+		{
+			name:       "json body",
+			spec:       planSpec{Method: "POST", Path: "/items", Args: []planArg{{Name: "name"}, {Name: "tags", Type: "array"}, {Name: "dry", In: InQuery}}},
+			args:       map[string]any{"name": "x", "tags": []any{"a"}, "dry": true},
+			wantURL:    "https://api.example.com/v2/items?dry=true&fixed=1",
+			wantBody:   `{"name":"x","tags":["a"]}`,
+			wantHeader: map[string]string{"Content-Type": "application/json"},
+		},
+		{
+			name:     "json body with every body argument omitted",
+			spec:     planSpec{Method: "POST", Path: "/items", Args: []planArg{{Name: "name"}}},
+			args:     map[string]any{},
+			wantURL:  "https://api.example.com/v2/items?fixed=1",
+			wantBody: `{}`,
+		},
+		{
+			name:       "form body",
+			spec:       planSpec{Method: "POST", Path: "/f", Body: BodyForm, Args: []planArg{{Name: "a"}, {Name: "b", Type: "array"}}},
+			args:       map[string]any{"a": "1 2", "b": []any{"x", "y"}},
+			wantURL:    "https://api.example.com/v2/f?fixed=1",
+			wantBody:   "a=1+2&b=x&b=y",
+			wantHeader: map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
+		},
+		{
+			name:     "whole body argument",
+			spec:     planSpec{Method: "PUT", Path: "/list", Body: BodyArg, BodyArg: "items", Args: []planArg{{Name: "items", Type: "array"}}},
+			args:     map[string]any{"items": []any{1.0, "two"}},
+			wantURL:  "https://api.example.com/v2/list?fixed=1",
+			wantBody: `[1,"two"]`,
+		},
+		{
+			name:    "undeclared arguments of a free-form schema follow the default rule",
+			spec:    planSpec{Method: "DELETE", Path: "/x/{id}", Args: []planArg{{Name: "id"}}},
+			args:    map[string]any{"id": 7.0, "force": true},
+			wantURL: "https://api.example.com/v2/x/7?fixed=1&force=true",
+		},
+		{
+			name:       "a configured Content-Type and Host win",
+			spec:       planSpec{Method: "PATCH", Path: "/o", Header: []Field{{"Content-Type", "application/merge-patch+json"}}, Args: []planArg{{Name: "a"}}},
+			args:       map[string]any{"a": "x"},
+			wantURL:    "https://api.example.com/v2/o?fixed=1",
+			wantBody:   `{"a":"x"}`,
+			wantHeader: map[string]string{"Content-Type": "application/merge-patch+json"},
+		},
+		{
+			name:    "integers past 2**53 keep every digit",
+			spec:    planSpec{Method: "GET", Path: "/n/{n}", Args: []planArg{{Name: "n", Type: "integer"}}},
+			args:    map[string]any{"n": json.Number("9007199254740993")},
+			wantURL: "https://api.example.com/v2/n/9007199254740993?fixed=1",
+		},
+		{
+			name:    "large numbers are not written with an exponent",
+			spec:    planSpec{Method: "GET", Path: "/n", Args: []planArg{{Name: "n", Type: "integer"}}},
+			args:    map[string]any{"n": 1e21},
+			wantURL: "https://api.example.com/v2/n?fixed=1&n=1000000000000000000000",
+		},
+	}
+	for _, tt := range tests {
+		tool, err := newRequestPlan(tt.spec)
+		if err != nil {
+			t.Errorf("%s: New: %v", tt.name, err)
+			continue
+		}
+		req, call, err := tool.build(context.Background(), base, tt.args, repl)
+		if err != nil {
+			t.Errorf("%s: NewRequest: %v", tt.name, err)
+			continue
+		}
+		if got := req.URL.String(); got != tt.wantURL {
+			t.Errorf("%s: URL %s, want %s", tt.name, got, tt.wantURL)
+		}
+		if tt.wantLabel != "" && call.Label != tt.wantLabel {
+			t.Errorf("%s: label %q, want %q", tt.name, call.Label, tt.wantLabel)
+		}
+		for k, v := range tt.wantHeader {
+			if got := req.Header.Get(k); got != v {
+				t.Errorf("%s: header %s = %q, want %q", tt.name, k, got, v)
+			}
+		}
+		var body string
+		if req.Body != nil {
+			b, _ := io.ReadAll(req.Body)
+			body = string(b)
+		}
+		if body != tt.wantBody {
+			t.Errorf("%s: body %q, want %q", tt.name, body, tt.wantBody)
+		}
+	}
+}
+
+func TestNewRequestRefusesBadValues(t *testing.T) {
+	tool, err := newRequestPlan(planSpec{Method: "GET", Path: "/f/{p}", Args: []planArg{{Name: "p"}, {Name: "h", In: InHeader}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := mustURL(t, "http://127.0.0.1/")
+	for _, args := range []map[string]any{
+		{"p": ".."},
+		{"p": "ok", "h": "a\r\nX-Injected: 1"},
+		{"p": "ok", "h": map[string]any{"a": 1.0}},
+	} {
+		if _, _, err := tool.build(context.Background(), base, args, nil); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+// TestNewRequestKeepsFixedQuery: what a query line or the upstream URL's
+// own query fixes, no argument adds to, whether it is declared or let
+// through by a free-form schema, and wherever it would go (a server may
+// merge the body with the query).
+func TestNewRequestKeepsFixedQuery(t *testing.T) {
+	fixed := []Field{{"tenant", "acme"}, {"api_key", "{env.KEY}"}}
+	repl := mapReplacer{"env.KEY": "s3cret"}
+	tests := []struct {
+		name    string
+		spec    planSpec
+		base    string
+		args    map[string]any
+		wantErr string // "" for a request
+		wantURL string
+	}{
+		{
+			name:    "undeclared arguments in a GET",
+			spec:    planSpec{Method: "GET", Path: "/s", Query: fixed, Args: []planArg{{Name: "q"}}},
+			args:    map[string]any{"q": "x", "tenant": "globex", "api_key": "attacker"},
+			wantErr: `arguments "api_key", "tenant" are fixed by the configuration and cannot be sent`,
+		},
+		{
+			name:    "undeclared argument in another case",
+			spec:    planSpec{Method: "GET", Path: "/s", Query: fixed, Args: []planArg{{Name: "q"}}},
+			args:    map[string]any{"q": "x", "TENANT": "globex"},
+			wantErr: `argument "TENANT" is fixed by the configuration and cannot be sent`,
+		},
+		{
+			name:    "undeclared null argument",
+			spec:    planSpec{Method: "DELETE", Path: "/s", Query: fixed},
+			args:    map[string]any{"tenant": nil},
+			wantErr: `argument "tenant" is fixed`,
+		},
+		{
+			name:    "undeclared argument in a JSON body",
+			spec:    planSpec{Method: "POST", Path: "/s", Query: fixed, Args: []planArg{{Name: "q"}}},
+			args:    map[string]any{"q": "x", "tenant": "globex"},
+			wantErr: `argument "tenant" is fixed`,
+		},
+		{
+			name:    "undeclared argument in a form body",
+			spec:    planSpec{Method: "PUT", Path: "/s", Body: BodyForm, Query: fixed},
+			args:    map[string]any{"tenant": "globex"},
+			wantErr: `argument "tenant" is fixed`,
+		},
+		{
+			name:    "undeclared argument over the upstream URL's query",
+			spec:    planSpec{Method: "GET", Path: "/s"},
+			base:    "https://api.example.com/v2?region=eu",
+			args:    map[string]any{"region": "us"},
+			wantErr: `argument "region" is fixed`,
+		},
+		{
+			name:    "declared argument over the query of an upstream URL known per call",
+			spec:    planSpec{Method: "GET", Path: "/s", Args: []planArg{{Name: "region"}}},
+			base:    "https://api.example.com/v2?region=eu",
+			args:    map[string]any{"region": "us"},
+			wantErr: `argument "region" is fixed`,
+		},
+		{
+			name:    "undeclared argument beside a whole body argument",
+			spec:    planSpec{Method: "PUT", Path: "/list", Body: BodyArg, BodyArg: "items", Args: []planArg{{Name: "items", Type: "array"}}},
+			args:    map[string]any{"items": []any{1.0}, "note": "replace the body"},
+			wantErr: `argument "note" is not declared, and the body is the argument "items" alone`,
+		},
+		{
+			name:    "other undeclared arguments still go where the default puts them",
+			spec:    planSpec{Method: "GET", Path: "/s", Query: fixed, Args: []planArg{{Name: "q"}}},
+			args:    map[string]any{"q": "x", "page": 2.0},
+			wantURL: "https://api.example.com/v2/s?api_key=s3cret&page=2&q=x&tenant=acme",
+		},
+		{
+			name:    "a path argument named like a query line",
+			spec:    planSpec{Method: "GET", Path: "/tenants/{tenant}", Query: fixed, Args: []planArg{{Name: "tenant"}}},
+			args:    map[string]any{"tenant": "globex"},
+			wantURL: "https://api.example.com/v2/tenants/globex?api_key=s3cret&tenant=acme",
+		},
+		{
+			name:    "a header argument named like a query line",
+			spec:    planSpec{Method: "POST", Path: "/s", Query: fixed, Args: []planArg{{Name: "tenant", In: InHeader, HeaderName: "X-Tenant"}}},
+			args:    map[string]any{"tenant": "globex"},
+			wantURL: "https://api.example.com/v2/s?api_key=s3cret&tenant=acme",
+		},
+	}
+	for _, tt := range tests {
+		tool, err := newRequestPlan(tt.spec)
+		if err != nil {
+			t.Errorf("%s: New: %v", tt.name, err)
+			continue
+		}
+		if tt.base == "" {
+			tt.base = "https://api.example.com/v2"
+		}
+		req, _, err := tool.build(context.Background(), mustURL(t, tt.base), tt.args, repl)
+		if tt.wantErr != "" {
+			if err == nil {
+				t.Errorf("%s: sent %s, want the call refused", tt.name, req.URL)
+			} else if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error %q, want one containing %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		} else if got := req.URL.String(); got != tt.wantURL {
+			t.Errorf("%s: URL %s, want %s", tt.name, got, tt.wantURL)
+		}
+	}
+}
+
+func TestHostHeader(t *testing.T) {
+	tool, err := newRequestPlan(planSpec{Method: "GET", Path: "/x", Header: []Field{{"Host", "api.internal"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _, err := tool.build(context.Background(), mustURL(t, "http://127.0.0.1:9/"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Host != "api.internal" || req.Header.Get("Host") != "" {
+		t.Errorf("req.Host %q, header %q", req.Host, req.Header.Get("Host"))
+	}
+}
+
+func TestLabelKeepsPlaceholders(t *testing.T) {
+	tool, err := newRequestPlan(planSpec{Method: "POST", Path: "/hooks/{env.TOKEN}/{id}", Args: []planArg{{Name: "id"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, call, err := tool.build(context.Background(), mustURL(t, "http://127.0.0.1:9/"), map[string]any{"id": "a b"}, mapReplacer{"env.TOKEN": "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.URL.Path != "/hooks/s3cret/a b" {
+		t.Errorf("path %q", req.URL.Path)
+	}
+	if call.Label != "POST /hooks/{env.TOKEN}/a%20b" {
+		t.Errorf("label %q", call.Label)
+	}
+}
