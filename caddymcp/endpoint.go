@@ -106,6 +106,9 @@ type rpcInfo struct {
 	RawID     json.RawMessage `json:"id"`
 	Method    string          `json:"method"`
 	RawParams json.RawMessage `json:"params"`
+	// Result and Error make a message with a method a response to mcp-go.
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 	// Params is RawParams decoded, for tools/call.
 	Params callParams `json:"-"`
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -34,8 +35,12 @@ type fastCall func(ctx context.Context, name string, args map[string]any) (*mcp.
 
 // serveFast answers a tools/call if it can; it reports whether it did.
 func (e *Endpoint) serveFast(w http.ResponseWriter, r *http.Request, info *rpcInfo) bool {
-	if e.fast == nil || info.JSONRPC != mcp.JSONRPC_VERSION || !plainID(info.RawID) ||
-		len(info.Params.Meta.ProgressToken) > 0 {
+	if e.fast == nil || info.JSONRPC != mcp.JSONRPC_VERSION || len(info.Params.Meta.ProgressToken) > 0 ||
+		!jsonContentType(r.Header.Get("Content-Type")) || info.Result != nil || info.Error != nil {
+		return false
+	}
+	id, ok := answerID(info.RawID)
+	if !ok {
 		return false
 	}
 	var args map[string]any
@@ -57,14 +62,14 @@ func (e *Endpoint) serveFast(w http.ResponseWriter, r *http.Request, info *rpcIn
 		return false
 	}
 
-	res, ok := e.runFast(r.Context(), info.Params.Name, args)
-	if !ok {
+	res, ran := e.runFast(r.Context(), info.Params.Name, args)
+	if !ran {
 		return false
 	}
 	var body []byte
 	var err error
 	if res == nil {
-		body, err = json.Marshal(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: info.id(),
+		body, err = json.Marshal(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id),
 			Error: mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("panic recovered in %s tool handler", info.Params.Name)}})
 	} else {
 		var meta []byte
@@ -80,22 +85,25 @@ func (e *Endpoint) serveFast(w http.ResponseWriter, r *http.Request, info *rpcIn
 			}
 		}()
 		var ok bool
-		if body, ok = appendAnswer((*buf)[:0], info.RawID, res, meta); !ok {
+		if body, ok = appendAnswer((*buf)[:0], id, res, meta); !ok {
 			if modern {
 				res.EnsureResultMeta().SetServerInfo(e.serverInfo)
 			}
-			body, err = json.Marshal(mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: info.id(), Result: res})
+			body, err = json.Marshal(mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Result: res})
 		}
-	}
-	if err != nil {
-		return false
 	}
 	// Set, not a shared slice: Caddy's header replace rewrites values in place.
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
+	atomic.AddInt64(&e.fastAnswers, 1)
+	if err != nil {
+		// The tool has run: the request is not handed on, to run it again.
+		// mcp-go, failing to encode an answer, sends the status and no body.
+		e.logger.Error("encoding a tool result", zap.String("tool", info.Params.Name), zap.Error(err))
+		return true
+	}
 	body = append(body, '\n')
 	_, _ = w.Write(body)
-	atomic.AddInt64(&e.fastAnswers, 1)
 	return true
 }
 
@@ -144,17 +152,68 @@ func (e *Endpoint) runFast(ctx context.Context, name string, args map[string]any
 	return e.fast(ctx, name, args)
 }
 
-// plainID reports whether a JSON-RPC id is a string or a number.
+// jsonContentType reports whether a Content-Type is application/json, as
+// mcp-go requires of a POST.
+func jsonContentType(value string) bool {
+	if value == "application/json" {
+		return true
+	}
+	media, _, err := mime.ParseMediaType(value)
+	return err == nil && media == "application/json"
+}
+
+// answerID is the id of the answer to a request with this id, as mcp-go
+// writes it: it decodes the id into an any (a string or a float64) and
+// encodes that, so 1.0 comes back as 1 and "\u0041" as "A". It reports
+// false for an id mcp-go does not answer alike: not a string or a number,
+// or a number no float64 holds (1e400), for which it answers a parse error.
+func answerID(raw json.RawMessage) (json.RawMessage, bool) {
+	if plainID(raw) {
+		return raw, true
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	switch v.(type) {
+	case string, float64:
+	default:
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	return b, err == nil
+}
+
+// plainID reports whether an id is written back as it came: an integer of
+// at most 15 digits, which a float64 holds exactly and encoding/json
+// writes in the same digits, or a string of printable ASCII that
+// encoding/json neither escapes nor unescapes.
 func plainID(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return false
 	}
-	switch c := raw[0]; {
-	case c == '"':
-		return true
-	case c == '-' || (c >= '0' && c <= '9'):
+	if raw[0] == '"' {
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return false
+		}
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
 		return true
 	}
-	return false
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

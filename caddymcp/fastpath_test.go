@@ -3,7 +3,9 @@ package caddymcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 )
 
@@ -115,4 +118,114 @@ func TestFastPathAnswersAsMCPGoDoes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLiveFastPathRefusesWhatMCPGoRefuses sends tools/calls that mcp-go
+// refuses through Caddy: each gets mcp-go's answer, and none reaches the
+// upstream. A plain call, last, does.
+func TestLiveFastPathRefusesWhatMCPGoRefuses(t *testing.T) {
+	api, calls := countingUpstream(t)
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		tool get {
+			description "Get the items."
+			get /items
+		}
+	}
+}`, api.URL))
+
+	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","arguments":{}}}`
+	tests := []struct {
+		name        string
+		contentType string // "-": none
+		body        string
+		wantStatus  int
+		wantBody    string
+		wantCalls   int64
+	}{
+		{"no content type", "-", call, http.StatusBadRequest, "Invalid content type: must be 'application/json'\n", 0},
+		{"text/plain", "text/plain", call, http.StatusBadRequest, "Invalid content type: must be 'application/json'\n", 0},
+		{"a form", "application/x-www-form-urlencoded", call, http.StatusBadRequest, "Invalid content type: must be 'application/json'\n", 0},
+		{"a multipart form", "multipart/form-data; boundary=x", call, http.StatusBadRequest, "Invalid content type: must be 'application/json'\n", 0},
+		{"an id no float64 holds", "application/json",
+			`{"jsonrpc":"2.0","id":1e400,"method":"tools/call","params":{"name":"get","arguments":{}}}`,
+			http.StatusOK, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Failed to parse message"}}` + "\n", 0},
+		{"a method with a result", "application/json",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","arguments":{}},"result":{}}`,
+			http.StatusAccepted, "", 0},
+		{"a plain call", "application/json; charset=utf-8", call, http.StatusOK, "", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls.Store(0)
+			req, err := http.NewRequest(http.MethodPost, "http://"+liveAddr+"/mcp", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.contentType != "-" {
+				req.Header.Set("Content-Type", tt.contentType)
+			}
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			resp, body := do(t, req)
+			if resp.StatusCode != tt.wantStatus {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, body)
+			}
+			if tt.wantBody != "" && string(body) != tt.wantBody {
+				t.Errorf("answer %q, want %q", body, tt.wantBody)
+			}
+			if n := calls.Load(); n != tt.wantCalls {
+				t.Errorf("the upstream was called %d times, want %d", n, tt.wantCalls)
+			}
+		})
+	}
+}
+
+// TestFastPathRunsAToolOnce gives the fast path a result that cannot be
+// encoded: it answers as mcp-go does with such a result (200, no body)
+// without handing the request on, so the upstream is called once.
+func TestFastPathRunsAToolOnce(t *testing.T) {
+	api, calls := countingUpstream(t)
+	h := &Handler{Upstream: api.URL, Tools: []*Tool{{Name: "get", Description: "d", Method: "GET", Path: "/items"}}}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	if err := h.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.logger, h.Endpoint.logger = zap.NewNop(), zap.NewNop()
+	run := h.Endpoint.fast
+	h.Endpoint.fast = func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool) {
+		res, ok := run(ctx, name, args)
+		if ok {
+			res.StructuredContent = math.NaN() // json.Marshal refuses it
+		}
+		return res, ok
+	}
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req = req.WithContext(context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
+	w := httptest.NewRecorder()
+	if err := h.ServeHTTP(w, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the upstream was called %d times, want 1", n)
+	}
+	if w.Code != http.StatusOK || w.Body.Len() != 0 || w.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("answer %d %q %q, want mcp-go's: 200, application/json, no body", w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+}
+
+// countingUpstream is a REST upstream that answers {"ok":true} and counts
+// the requests it gets.
+func countingUpstream(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	calls := new(atomic.Int64)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	t.Cleanup(api.Close)
+	return api, calls
 }
