@@ -381,11 +381,11 @@ func (s *shapeScan) value() bool {
 			depth--
 			s.pos++
 		case c == '-' || c >= '0' && c <= '9':
-			start := s.pos
-			for s.pos < len(s.src) && numberByte(s.src[s.pos]) {
-				s.pos++
+			start, exponent := s.pos, false
+			for ; s.pos < len(s.src) && numberByte(s.src[s.pos]); s.pos++ {
+				exponent = exponent || s.src[s.pos]|0x20 == 'e'
 			}
-			if !floatHolds(s.src[start:s.pos]) {
+			if !floatHolds(s.src[start:s.pos], exponent) {
 				return false
 			}
 		case c == 't' || c == 'n':
@@ -406,8 +406,8 @@ func (s *shapeScan) value() bool {
 // floatHolds reports whether encoding/json decodes a JSON number into a
 // float64 without error. One of at most 308 characters without an
 // exponent is below 1e308, so it is only parsed otherwise.
-func floatHolds(num []byte) bool {
-	if len(num) <= 308 && bytes.IndexAny(num, "eE") < 0 {
+func floatHolds(num []byte, exponent bool) bool {
+	if len(num) <= 308 && !exponent {
 		return true
 	}
 	_, err := strconv.ParseFloat(string(num), 64)
