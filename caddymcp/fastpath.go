@@ -68,9 +68,9 @@ func newFastPath(call fastCall, srv *server.MCPServer, transport *server.Streama
 
 // toolRun is what one run of a tool gave: a result, or a panic.
 type toolRun struct {
-	result   *mcp.CallToolResult
-	panicked bool
-	panic    any
+	result    *mcp.CallToolResult
+	panicked  bool
+	recovered any
 }
 
 type toolRunKey struct{}
@@ -80,7 +80,7 @@ type toolRunKey struct{}
 func replayResult(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	run := ctx.Value(toolRunKey{}).(*toolRun)
 	if run.panicked {
-		panic(run.panic)
+		panic(run.recovered)
 	}
 	return run.result, nil
 }
@@ -219,7 +219,7 @@ func (f *fastPath) run(ctx context.Context, name string, args map[string]any) (r
 	defer func() {
 		if p := recover(); p != nil {
 			f.logger.Error("panic in tool handler", zap.String("tool", name), zap.Any("panic", p))
-			run.panicked, run.panic, ok = true, p, true
+			run.panicked, run.recovered, ok = true, p, true
 		}
 	}()
 	run.result, ok = f.call(ctx, name, args)
