@@ -48,17 +48,17 @@ func BenchmarkToolCall(b *testing.B) {
 			header: map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_order"},
 		},
 	}
-	fast := h.Endpoint.fast
+	fast := h.fast
 	for _, era := range eras {
 		for _, path := range []string{"endpoint", "mcp-go"} {
 			b.Run(era+"/"+path, func(b *testing.B) {
 				// "mcp-go" turns the endpoint's own answer off, to show
 				// what it saves: the figures before and after it.
-				h.Endpoint.fast = fast
+				h.fast = fast
 				if path == "mcp-go" {
-					h.Endpoint.fast = nil
+					h.fast = nil
 				}
-				defer func() { h.Endpoint.fast = fast }()
+				defer func() { h.fast = fast }()
 				benchToolCall(b, h, bodies[era].body, bodies[era].header)
 			})
 		}

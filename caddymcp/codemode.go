@@ -321,7 +321,7 @@ func (cm *CodeMode) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhtt
 		}
 		cancel()
 	}
-	return cm.serveEndpoint(w, r, nil)
+	return cm.serveEndpoint(w, r, nil, nil)
 }
 
 var codeInputSchema = json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"JavaScript or TypeScript: the body of an async function. Use await, and return the result."}},"required":["code"],"additionalProperties":false}`)

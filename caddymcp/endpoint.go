@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -44,22 +45,17 @@ type Endpoint struct {
 	// held to it. Default: none.
 	AllowHosts []string `json:"allow_hosts,omitempty"`
 
-	origins     map[string]bool
-	anyOrigin   bool
-	hosts       map[string]bool
-	transport   *server.StreamableHTTPServer
-	fast        fastCall
-	fastAnswers int64 // tools/calls the fast path answered (atomic; for tests)
-	serverInfo  mcp.Implementation
-	metaJSON    []byte // the _meta of 2026-07-28 answers, see answerMeta
-	logger      *zap.Logger
-	metrics     *metrics
-	handlerTag  string
+	origins    map[string]bool
+	anyOrigin  bool
+	hosts      map[string]bool
+	transport  *server.StreamableHTTPServer
+	logger     *zap.Logger
+	metrics    *metrics
+	handlerTag string
 }
 
 // provisionEndpoint checks the settings and mounts srv behind them.
 func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, tag string, logger *zap.Logger, m *metrics) error {
-	e.metaJSON = serverMeta(e.serverInfo)
 	if e.MaxRequestSize == 0 {
 		e.MaxRequestSize = defaultMaxRequestSize
 	}
@@ -80,17 +76,22 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 		e.hosts[strings.ToLower(h)] = true
 	}
 	e.logger, e.metrics, e.handlerTag = logger, m, tag
-	e.transport = server.NewStreamableHTTPServer(srv,
+	e.transport = newTransport(srv, ctx.Slogger())
+	return nil
+}
+
+// newTransport serves srv over streamable HTTP as every endpoint here does.
+func newTransport(srv *server.MCPServer, logger *slog.Logger) *server.StreamableHTTPServer {
+	return server.NewStreamableHTTPServer(srv,
 		// Stateless: no session state, so any number of instances behind any
 		// load balancer serve the same endpoint.
 		server.WithStateLess(true),
 		// No standalone GET stream: an open stream would hold up reloads.
 		server.WithDisableStreaming(true),
-		// The Origin and Host policy is ours (see checkOrigin).
+		// The Origin and Host policy is ours (see refuse).
 		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(ctx.Slogger()),
+		server.WithStreamableHTTPLogger(logger),
 	)
-	return nil
 }
 
 // validate checks the endpoint settings, for the Validate of mcp and
@@ -114,8 +115,10 @@ type rpcInfo struct {
 	RawID     json.RawMessage `json:"id"`
 	Method    string          `json:"method"`
 	RawParams json.RawMessage `json:"params"`
-	// Params is RawParams decoded, for tools/call.
-	Params callParams `json:"-"`
+	// Params is RawParams decoded, for tools/call; paramsDecoded says
+	// whether all of it decoded.
+	Params        callParams `json:"-"`
+	paramsDecoded bool
 }
 
 type callParams struct {
@@ -140,8 +143,9 @@ type ctxKey struct{}
 type argsKey struct{}
 
 // serveEndpoint answers one HTTP request on the MCP endpoint. ctxValue is
-// made available to tool handlers through the request context.
-func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValue any) error {
+// made available to tool handlers through the request context. fast, if
+// not nil, answers the tools/calls it takes; mcp-go answers the rest.
+func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValue any, fast *fastPath) error {
 	origin := r.Header.Get("Origin")
 	if reason := e.refuse(r, origin); reason != "" {
 		e.reject(w, r, http.StatusForbidden, "forbidden", reason)
@@ -211,7 +215,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 			}
 			e.metrics.requests.WithLabelValues(e.handlerTag, metricMethod(info.Method)).Inc()
 			if info.Method == string(mcp.MethodToolsCall) {
-				_ = json.Unmarshal(info.RawParams, &info.Params)
+				info.paramsDecoded = json.Unmarshal(info.RawParams, &info.Params) == nil
 			}
 			if repl != nil {
 				repl.Set("http.mcp.method", info.Method)
@@ -220,7 +224,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 				}
 			}
 			if info.Method == string(mcp.MethodToolsCall) {
-				if e.serveFast(w, r.WithContext(contextWith(r.Context(), ctxValue)), &info) {
+				if fast != nil && fast.serve(w, r.WithContext(contextWith(r.Context(), ctxValue)), body, &info) {
 					return nil
 				}
 				if len(info.Params.Arguments) > 0 {

@@ -4,119 +4,425 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"log/slog"
+	"mime"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 )
 
 // The tools/call fast path. mcp-go parses a message five or six times,
 // starts a goroutine for notifications and builds a session for every
 // request; for the one message that carries the traffic, a plain tools/call
-// asking for no progress, the endpoint answers itself, with the answer
-// mcp-go would give. Everything else (initialize, tools/list, ping,
-// notifications, progress, unknown tools, anything malformed or unusual)
-// goes through mcp-go, which also writes every error.
+// asking for no progress, the mcp handler answers itself, with the bytes
+// mcp-go would write. It takes a request only when every check mcp-go's
+// streamable HTTP server makes of it is sure to pass (see accept), and
+// otherwise leaves it to mcp-go untouched: initialize, tools/list, ping,
+// notifications, progress, unknown tools, anything malformed or unusual.
+// FuzzFastPathMatchesMCPGo holds the two to the same answers and the same
+// upstream requests; TestMCPGoVersion asks for that to be re-checked when
+// mcp-go changes.
 
-// callMeta is the part of a tools/call's _meta the fast path reads.
-type callMeta struct {
-	ProtocolVersion string          `json:"io.modelcontextprotocol/protocolVersion"`
-	Capabilities    json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-	ProgressToken   json.RawMessage `json:"progressToken"`
-}
-
-// fastCall runs a tool by name; it reports false for a tool it does not
-// have.
+// fastCall runs a tool by name; it reports false, having run nothing, for
+// a tool it does not have.
 type fastCall func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool)
 
-// serveFast answers a tools/call if it can; it reports whether it did.
-func (e *Endpoint) serveFast(w http.ResponseWriter, r *http.Request, info *rpcInfo) bool {
-	if e.fast == nil || info.JSONRPC != mcp.JSONRPC_VERSION || !plainID(info.RawID) ||
-		len(info.Params.Meta.ProgressToken) > 0 {
-		return false
-	}
-	var args map[string]any
-	if raw := bytes.TrimSpace(info.Params.Arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		if args = decodeArgs(raw); args == nil {
-			return false // not an object: mcp-go and the tool handler say so
-		}
-	}
-	header := r.Header.Get(mcp.HeaderProtocolVersion)
-	version := info.Params.Meta.ProtocolVersion
-	modern := version != ""
-	if modern {
-		if header != version || !mcp.IsModernProtocol(version) || !e.transport.SupportsProtocolVersion(version) ||
-			len(info.Params.Meta.Capabilities) == 0 || r.Header.Get(mcp.HeaderLastEventID) != "" ||
-			!standardHeadersMatch(r, version, info) {
-			return false
-		}
-	} else if header != "" && (!mcp.IsValidProtocolVersion(header) || mcp.IsModernProtocol(header)) {
-		return false
-	}
+// fastPath answers plain tools/calls of the mcp handler.
+type fastPath struct {
+	call fastCall
+	// transport is the endpoint's: the protocol versions it serves.
+	transport *server.StreamableHTTPServer
+	// replay writes a result the tool already gave, through mcp-go, for the
+	// answers appendAnswer does not write.
+	replay *server.StreamableHTTPServer
+	// headerBound are the tools with x-mcp-header parameters, which mcp-go
+	// checks against the request headers in 2026-07-28 requests.
+	headerBound map[string]bool
+	meta        []byte // the _meta of 2026-07-28 answers, marshalled once
+	logger      *zap.Logger
+	answers     atomic.Int64 // tools/calls answered (for tests)
+}
 
-	res, ok := e.runFast(r.Context(), info.Params.Name, args)
+// newFastPath makes the fast path of an endpoint whose MCP server is srv
+// and whose transport is transport; call runs its tools.
+func newFastPath(call fastCall, srv *server.MCPServer, transport *server.StreamableHTTPServer, info mcp.Implementation, slogger *slog.Logger, logger *zap.Logger) *fastPath {
+	f := &fastPath{call: call, transport: transport, headerBound: map[string]bool{}, meta: serverMeta(info), logger: logger}
+	// The replay server has the tools of srv, each answering with the result
+	// in its context, and the same name and version, so that mcp-go
+	// decorates and encodes a result as the endpoint's own server would.
+	replay := server.NewMCPServer(info.Name, info.Version, server.WithToolCapabilities(false), server.WithRecovery())
+	for name, t := range srv.ListTools() {
+		replay.AddTool(t.Tool, replayResult)
+		if len(mcp.ExtractParamHeaderBindings(&t.Tool)) > 0 {
+			f.headerBound[name] = true
+		}
+	}
+	f.replay = newTransport(replay, slogger)
+	return f
+}
+
+// toolRun is what one run of a tool gave: a result, or a panic.
+type toolRun struct {
+	result    *mcp.CallToolResult
+	panicked  bool
+	recovered any
+}
+
+type toolRunKey struct{}
+
+// replayResult is the replay server's tool handler: it gives what the tool
+// gave, again panicking with its panic for mcp-go to recover.
+func replayResult(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	run := ctx.Value(toolRunKey{}).(*toolRun)
+	if run.panicked {
+		panic(run.recovered)
+	}
+	return run.result, nil
+}
+
+// serve answers a tools/call, whose body is body and whose envelope info
+// is already decoded, if it can, and reports whether it did. Once the tool
+// has run it answers whatever happens: handing the request on would run
+// the tool again.
+func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, info *rpcInfo) bool {
+	call, ok := f.accept(r, body, info)
 	if !ok {
 		return false
 	}
-	var body []byte
-	var err error
-	if res == nil {
-		body, err = json.Marshal(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: info.id(),
-			Error: mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("panic recovered in %s tool handler", info.Params.Name)}})
-	} else {
-		var meta []byte
-		if modern {
-			res.SetResultType(mcp.ResultTypeComplete)
-			meta = e.answerMeta()
-		}
-		buf := answerBuffers.Get().(*[]byte)
-		defer func() {
-			if cap(body) <= 64<<10 {
-				*buf = body[:0]
-				answerBuffers.Put(buf)
-			}
-		}()
-		var ok bool
-		if body, ok = appendAnswer((*buf)[:0], info.RawID, res, meta); !ok {
-			if modern {
-				res.EnsureResultMeta().SetServerInfo(e.serverInfo)
-			}
-			body, err = json.Marshal(mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: info.id(), Result: res})
-		}
-	}
-	if err != nil {
+	run, ok := f.run(r.Context(), info.Params.Name, call.args)
+	if !ok {
 		return false
 	}
-	// Set, not a shared slice: Caddy's header replace rewrites values in place.
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	body = append(body, '\n')
-	_, _ = w.Write(body)
-	atomic.AddInt64(&e.fastAnswers, 1)
+	f.answers.Add(1)
+	if !run.panicked && run.result != nil && f.write(w, call, run.result) {
+		return true
+	}
+	f.answerThroughMCPGo(w, r, body, run)
 	return true
+}
+
+// answerThroughMCPGo has mcp-go answer the request with what the tool
+// gave: a panic, or a result appendAnswer does not write (mcp-go's answer
+// to one it cannot encode is a 200 with no body).
+func (f *fastPath) answerThroughMCPGo(w http.ResponseWriter, r *http.Request, body []byte, run toolRun) {
+	f.replay.Handle(&flushWriter{w: w}, &server.HTTPRequest{
+		Method:  r.Method,
+		URL:     r.URL,
+		Header:  r.Header,
+		Body:    body,
+		Context: context.WithValue(r.Context(), toolRunKey{}, &run),
+	})
+}
+
+// fastRequest is what accept found in a request it takes.
+type fastRequest struct {
+	id     json.RawMessage // as the answer carries it
+	args   map[string]any
+	modern bool // 2026-07-28
+}
+
+// accept reports whether mcp-go would take the tools/call as the tool call
+// it seems to be, and what the fast path needs of it. It checks, in the
+// order mcp-go does:
+//
+//   - Content-Type is application/json, parameters allowed (handlePost);
+//   - the body is an object of the members jsonrpc, id, method and params,
+//     params of name, arguments and _meta, and _meta of the protocol
+//     version, client capabilities and client info, each member once and
+//     spelled exactly (see messageShape): so no result or error member,
+//     which makes the message a response, and no member mcp-go reads and
+//     the fast path does not (a task, progressToken, anything new);
+//   - no number that no float64 holds, in the id, the arguments or _meta,
+//     which mcp-go decodes into an any and answers a parse error for;
+//   - for a 2025 client (legacy era): no version in _meta, and a
+//     Mcp-Protocol-Version header that is absent or a version mcp-go
+//     knows; Mcp-Session-Id is ignored (stateless);
+//   - for a 2026-07-28 client: no Last-Event-ID, the version header equal to
+//     the _meta version, a version the transport serves, client
+//     capabilities that decode, Mcp-Method and Mcp-Name matching the body,
+//     and a tool without x-mcp-header parameters;
+//   - jsonrpc is "2.0", and the id a string or a number (not null, which
+//     makes a notification);
+//   - the arguments absent, null or an object.
+//
+// mcp-go does not look at Accept.
+func (f *fastPath) accept(r *http.Request, body []byte, info *rpcInfo) (fastRequest, bool) {
+	var call fastRequest
+	if !info.paramsDecoded || !jsonContentType(r.Header.Get("Content-Type")) {
+		return call, false
+	}
+	meta, ok := messageShape(body)
+	if !ok {
+		return call, false
+	}
+	header := r.Header.Get(mcp.HeaderProtocolVersion)
+	version := info.Params.Meta.ProtocolVersion
+	call.modern = mcp.IsModernProtocol(version) || mcp.IsModernProtocol(header)
+	if !call.modern {
+		if version != "" || (header != "" && !mcp.IsValidProtocolVersion(header)) {
+			return call, false
+		}
+	} else if header != version || !f.transport.SupportsProtocolVersion(version) ||
+		r.Header.Get(mcp.HeaderLastEventID) != "" || !clientCapabilities(info.Params.Meta.Capabilities, meta) ||
+		!standardHeadersMatch(r, version, info) || f.headerBound[info.Params.Name] {
+		return call, false
+	}
+	if info.JSONRPC != mcp.JSONRPC_VERSION {
+		return call, false
+	}
+	if call.id, ok = answerID(info.RawID); !ok {
+		return call, false
+	}
+	if raw := bytes.TrimSpace(info.Params.Arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		if call.args = decodeArgs(raw); call.args == nil {
+			return call, false // not an object: mcp-go and the tool handler say so
+		}
+	}
+	return call, true
+}
+
+// write writes the answer to a call whose tool gave res, if appendAnswer
+// can; it reports whether it did.
+func (f *fastPath) write(w http.ResponseWriter, call fastRequest, res *mcp.CallToolResult) bool {
+	var meta []byte
+	if call.modern {
+		// As mcp-go decorates a 2026-07-28 result: a resultType the handler
+		// set is kept.
+		if res.ResultType == "" {
+			res.SetResultType(mcp.ResultTypeComplete)
+		}
+		meta = f.meta
+	}
+	buf := answerBuffers.Get().(*[]byte)
+	body, ok := appendAnswer((*buf)[:0], call.id, res, meta)
+	if ok {
+		// Set, not a shared slice: Caddy's header replace rewrites values in place.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		body = append(body, '\n')
+		_, _ = w.Write(body)
+	}
+	if cap(body) <= 64<<10 {
+		*buf = body[:0]
+		answerBuffers.Put(buf)
+	}
+	return ok
+}
+
+// run runs the tool, keeping a panic for the answer.
+func (f *fastPath) run(ctx context.Context, name string, args map[string]any) (run toolRun, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			f.logger.Error("panic in tool handler", zap.String("tool", name), zap.Any("panic", p))
+			run.panicked, run.recovered, ok = true, p, true
+		}
+	}()
+	run.result, ok = f.call(ctx, name, args)
+	return run, ok
 }
 
 // answerBuffers hold answers while they are written. A buffer that grew
 // past 64 KiB for one large answer is not kept.
 var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// answerMeta is the _meta of every 2026-07-28 answer, marshalled at
-// provision.
-func (e *Endpoint) answerMeta() []byte {
-	if e.metaJSON == nil { // an endpoint made without provisionEndpoint
-		return serverMeta(e.serverInfo)
-	}
-	return e.metaJSON
-}
-
 func serverMeta(info mcp.Implementation) []byte {
 	m := &mcp.Meta{}
 	m.SetServerInfo(info)
 	b, _ := json.Marshal(m)
 	return b
+}
+
+// callMeta is the part of a tools/call's _meta the fast path reads.
+type callMeta struct {
+	ProtocolVersion string          `json:"io.modelcontextprotocol/protocolVersion"`
+	Capabilities    json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+}
+
+// The members of a message the fast path takes (see messageShape).
+var (
+	messageMembers = []string{"jsonrpc", "id", "method", "params"}
+	paramsMembers  = []string{"name", "arguments", "_meta"}
+	metaMembers    = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo}
+)
+
+const paramsMember, metaMember = 3, 2 // indexes in messageMembers, paramsMembers
+
+// messageShape reports whether body, valid JSON, is a message that mcp-go
+// and the fast path read alike, and returns its _meta (or nil). mcp-go
+// reads a message into several structs and Meta's map; encoding/json
+// matches struct fields whatever their case and takes the last of two
+// members of one name, and a map keeps the case. So each member must be
+// one the fast path reads, once, exactly so spelled (no escapes in names).
+// mcp-go decodes the id, the arguments and _meta into an any, and answers
+// a parse error for a number no float64 holds; so none may be in them.
+func messageShape(body []byte) (meta []byte, ok bool) {
+	s := shapeScan{src: body}
+	ok = s.object(messageMembers, func(i int) bool {
+		if i != paramsMember {
+			return s.value()
+		}
+		return s.object(paramsMembers, func(j int) bool {
+			if j != metaMember {
+				return s.value()
+			}
+			start := s.pos
+			if !s.object(metaMembers, func(int) bool { return s.value() }) {
+				return false
+			}
+			meta = body[start:s.pos]
+			return true
+		})
+	})
+	return meta, ok
+}
+
+// shapeScan walks JSON text that encoding/json has already found valid.
+type shapeScan struct {
+	src []byte
+	pos int
+}
+
+func (s *shapeScan) space() {
+	for s.pos < len(s.src) {
+		switch s.src[s.pos] {
+		case ' ', '\t', '\r', '\n':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// next consumes c, after white space.
+func (s *shapeScan) next(c byte) bool {
+	s.space()
+	if s.pos < len(s.src) && s.src[s.pos] == c {
+		s.pos++
+		return true
+	}
+	return false
+}
+
+// object walks an object whose member names are among names, each at most
+// once; member is called at each value with its name's index, and walks it.
+func (s *shapeScan) object(names []string, member func(i int) bool) bool {
+	if !s.next('{') {
+		return false
+	}
+	if s.next('}') {
+		return true
+	}
+	var seen uint
+	for {
+		s.space()
+		name, ok := s.name()
+		if !ok {
+			return false
+		}
+		i := 0
+		for i < len(names) && names[i] != string(name) {
+			i++
+		}
+		if i == len(names) || seen&(1<<i) != 0 || !s.next(':') {
+			return false
+		}
+		seen |= 1 << i
+		s.space()
+		if !member(i) {
+			return false
+		}
+		if s.next(',') {
+			continue
+		}
+		return s.next('}')
+	}
+}
+
+// name reads a member name with no escape in it.
+func (s *shapeScan) name() ([]byte, bool) {
+	if s.pos >= len(s.src) || s.src[s.pos] != '"' {
+		return nil, false
+	}
+	end := bytes.IndexByte(s.src[s.pos+1:], '"')
+	if end < 0 {
+		return nil, false
+	}
+	name := s.src[s.pos+1 : s.pos+1+end]
+	if bytes.IndexByte(name, '\\') >= 0 {
+		return nil, false
+	}
+	s.pos += end + 2
+	return name, true
+}
+
+// value walks one value, and reports false for a number no float64 holds.
+func (s *shapeScan) value() bool {
+	depth := 0
+	for s.pos < len(s.src) {
+		switch c := s.src[s.pos]; {
+		case c == '"':
+			s.pos++
+			for s.pos < len(s.src) && s.src[s.pos] != '"' {
+				if s.src[s.pos] == '\\' {
+					s.pos++
+				}
+				s.pos++
+			}
+			s.pos++
+		case c == '{' || c == '[':
+			depth++
+			s.pos++
+		case c == '}' || c == ']':
+			depth--
+			s.pos++
+		case c == '-' || c >= '0' && c <= '9':
+			start, exponent := s.pos, false
+			for ; s.pos < len(s.src) && numberByte(s.src[s.pos]); s.pos++ {
+				exponent = exponent || s.src[s.pos]|0x20 == 'e'
+			}
+			if !floatHolds(s.src[start:s.pos], exponent) {
+				return false
+			}
+		case c == 't' || c == 'n':
+			s.pos += 4
+		case c == 'f':
+			s.pos += 5
+		default: // white space, commas and colons inside a container
+			s.pos++
+			continue
+		}
+		if depth == 0 {
+			return s.pos <= len(s.src)
+		}
+	}
+	return false
+}
+
+// floatHolds reports whether encoding/json decodes a JSON number into a
+// float64 without error. One of at most 308 characters without an
+// exponent is below 1e308, so it is only parsed otherwise.
+func floatHolds(num []byte, exponent bool) bool {
+	if len(num) <= 308 && !exponent {
+		return true
+	}
+	_, err := strconv.ParseFloat(string(num), 64)
+	return err == nil
+}
+
+// clientCapabilities reports whether the client capabilities of a
+// 2026-07-28 request decode as mcp-go decodes them from _meta: an empty
+// object, the usual, or else whatever mcp-go's own Meta makes of it.
+func clientCapabilities(caps json.RawMessage, meta []byte) bool {
+	if bytes.Equal(bytes.TrimSpace(caps), []byte("{}")) {
+		return true
+	}
+	var m mcp.Meta
+	return json.Unmarshal(meta, &m) == nil && m.ClientCapabilities() != nil
 }
 
 // standardHeadersMatch reports whether a 2026-07-28 request's Mcp-Method
@@ -133,28 +439,68 @@ func standardHeadersMatch(r *http.Request, version string, info *rpcInfo) bool {
 	return mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, info.RawParams) == nil
 }
 
-// runFast runs the tool, turning a panic into a nil result.
-func (e *Endpoint) runFast(ctx context.Context, name string, args map[string]any) (res *mcp.CallToolResult, ok bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			e.logger.Error("panic in tool handler", zap.String("tool", name), zap.Any("panic", p))
-			res, ok = nil, true
-		}
-	}()
-	return e.fast(ctx, name, args)
+// jsonContentType reports whether a Content-Type is application/json, as
+// mcp-go requires of a POST.
+func jsonContentType(value string) bool {
+	if value == "application/json" {
+		return true
+	}
+	media, _, err := mime.ParseMediaType(value)
+	return err == nil && media == "application/json"
 }
 
-// plainID reports whether a JSON-RPC id is a string or a number.
+// answerID is the id of the answer to a request with this id, as mcp-go
+// writes it: it decodes the id into an any (a string or a float64) and
+// encodes that, so 1.0 comes back as 1 and "\u0041" as "A". It reports
+// false for an id mcp-go does not answer alike: not a string or a number,
+// or a number no float64 holds (1e400), for which it answers a parse error.
+func answerID(raw json.RawMessage) (json.RawMessage, bool) {
+	if plainID(raw) {
+		return raw, true
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	switch v.(type) {
+	case string, float64:
+	default:
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	return b, err == nil
+}
+
+// plainID reports whether an id is written back as it came: an integer of
+// at most 15 digits, which a float64 holds exactly and encoding/json
+// writes in the same digits, or a string of printable ASCII that
+// encoding/json neither escapes nor unescapes.
 func plainID(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return false
 	}
-	switch c := raw[0]; {
-	case c == '"':
-		return true
-	case c == '-' || (c >= '0' && c <= '9'):
+	if raw[0] == '"' {
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return false
+		}
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
 		return true
 	}
-	return false
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

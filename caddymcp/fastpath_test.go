@@ -1,22 +1,32 @@
 package caddymcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 )
 
 // TestFastPathAnswersAsMCPGoDoes sends each request twice, once with the
-// fast path and once through mcp-go alone, and requires the same answer.
+// fast path and once through mcp-go alone, and requires the same answer,
+// byte for byte.
 func TestFastPathAnswersAsMCPGoDoes(t *testing.T) {
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -42,7 +52,7 @@ func TestFastPathAnswersAsMCPGoDoes(t *testing.T) {
 		}
 		h.logger, h.Endpoint.logger = zap.NewNop(), zap.NewNop()
 		if !fast {
-			h.Endpoint.fast = nil
+			h.fast = nil
 		}
 		return h
 	}
@@ -71,6 +81,9 @@ func TestFastPathAnswersAsMCPGoDoes(t *testing.T) {
 		{"modern call with the name in Base64", `{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},` + meta + `}}`, modern("=?base64?Z2V0X29yZGVy?="), true},
 		{"modern call with a bad Base64 name", `{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},` + meta + `}}`, modern("=?base64?!!?="), false},
 		{"modern call without Mcp-Method", `{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},` + meta + `}}`, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Name": "get_order"}, false},
+		{"an id mcp-go writes otherwise", `{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"}}}`, legacy, true},
+		{"an id no float64 holds", `{"jsonrpc":"2.0","id":1e400,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"}}}`, legacy, false},
+		{"a member mcp-go reads twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},"Arguments":{"id":"2"}}}`, legacy, false},
 		{"an id that JSON escapes", `{"jsonrpc":"2.0","id":"<a&b>\u2028 é","method":"tools/call","params":{"name":"get_order","arguments":{"id":"<1>"}}}`, legacy, true},
 		{"modern header mismatch", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},` + meta + `}}`, modern("other"), false},
 		{"modern without the version header", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},` + meta + `}}`, map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "get_order"}, false},
@@ -97,22 +110,365 @@ func TestFastPathAnswersAsMCPGoDoes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := atomic.LoadInt64(&fast.Endpoint.fastAnswers)
+			before := fast.fast.answers.Load()
 			a, b := send(fast, tt.body, tt.header), send(slow, tt.body, tt.header)
-			if answered := atomic.LoadInt64(&fast.Endpoint.fastAnswers) > before; answered != tt.wantFast {
+			if answered := fast.fast.answers.Load() > before; answered != tt.wantFast {
 				t.Errorf("answered by the fast path: %v, want %v", answered, tt.wantFast)
 			}
 			if a.Code != b.Code || a.Header().Get("Content-Type") != b.Header().Get("Content-Type") {
 				t.Errorf("fast: %d %s; mcp-go: %d %s", a.Code, a.Header().Get("Content-Type"), b.Code, b.Header().Get("Content-Type"))
 			}
-			var x, y any
-			same := a.Body.String() == b.Body.String()
-			if json.Unmarshal(a.Body.Bytes(), &x) == nil && json.Unmarshal(b.Body.Bytes(), &y) == nil {
-				same = reflect.DeepEqual(x, y) // the same JSON, keys in any order
-			}
-			if !same {
+			if a.Body.String() != b.Body.String() {
 				t.Errorf("answers differ:\nfast:   %s\nmcp-go: %s", a.Body, b.Body)
 			}
 		})
 	}
+}
+
+// TestLiveFastPathRefusesWhatMCPGoRefuses sends tools/calls that mcp-go
+// refuses through Caddy: each gets mcp-go's answer, and none reaches the
+// upstream. A plain call, last, does.
+func TestLiveFastPathRefusesWhatMCPGoRefuses(t *testing.T) {
+	api, calls := countingUpstream(t)
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		tool get {
+			description "Get the items."
+			get /items
+		}
+	}
+}`, api.URL))
+
+	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","arguments":{}}}`
+	tests := []struct {
+		name        string
+		contentType string // "-": none
+		body        string
+		wantStatus  int
+		wantBody    string
+		wantCalls   int64
+	}{
+		{"no content type", "-", call, http.StatusBadRequest, "Invalid content type: must be 'application/json'\n", 0},
+		{"text/plain", "text/plain", call, http.StatusBadRequest, "Invalid content type: must be 'application/json'\n", 0},
+		{"a form", "application/x-www-form-urlencoded", call, http.StatusBadRequest, "Invalid content type: must be 'application/json'\n", 0},
+		{"a multipart form", "multipart/form-data; boundary=x", call, http.StatusBadRequest, "Invalid content type: must be 'application/json'\n", 0},
+		{"an id no float64 holds", "application/json",
+			`{"jsonrpc":"2.0","id":1e400,"method":"tools/call","params":{"name":"get","arguments":{}}}`,
+			http.StatusOK, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Failed to parse message"}}` + "\n", 0},
+		{"a method with a result", "application/json",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","arguments":{}},"result":{}}`,
+			http.StatusAccepted, "", 0},
+		{"a plain call", "application/json; charset=utf-8", call, http.StatusOK, "", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls.Store(0)
+			req, err := http.NewRequest(http.MethodPost, "http://"+liveAddr+"/mcp", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.contentType != "-" {
+				req.Header.Set("Content-Type", tt.contentType)
+			}
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			resp, body := do(t, req)
+			if resp.StatusCode != tt.wantStatus {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, body)
+			}
+			if tt.wantBody != "" && string(body) != tt.wantBody {
+				t.Errorf("answer %q, want %q", body, tt.wantBody)
+			}
+			if n := calls.Load(); n != tt.wantCalls {
+				t.Errorf("the upstream was called %d times, want %d", n, tt.wantCalls)
+			}
+		})
+	}
+}
+
+// TestFastPathRunsAToolOnce gives the fast path what mcp-go's encoder
+// or handler would choke on: it answers as mcp-go does with that (200
+// and no body for a result that cannot be encoded, an internal error for
+// a panic) without handing the request on, so the upstream is called once.
+func TestFastPathRunsAToolOnce(t *testing.T) {
+	api, calls := countingUpstream(t)
+	h := &Handler{Upstream: api.URL, Tools: []*Tool{{Name: "get", Description: "d", Method: "GET", Path: "/items"}}}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	if err := h.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.logger, h.Endpoint.logger, h.fast.logger = zap.NewNop(), zap.NewNop(), zap.NewNop()
+	run := h.fast.call
+	tests := []struct {
+		name   string
+		spoil  func(*mcp.CallToolResult)
+		answer string
+	}{
+		{"a result json.Marshal refuses", func(res *mcp.CallToolResult) { res.StructuredContent = math.NaN() }, ""},
+		{"a panic", func(*mcp.CallToolResult) { panic("boom") },
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"panic recovered in get tool handler: boom"}}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls.Store(0)
+			h.fast.call = func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool) {
+				res, ok := run(ctx, name, args)
+				tt.spoil(res)
+				return res, ok
+			}
+			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get"}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req = req.WithContext(context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
+			w := httptest.NewRecorder()
+			if err := h.ServeHTTP(w, req, nil); err != nil {
+				t.Fatal(err)
+			}
+			if n := calls.Load(); n != 1 {
+				t.Errorf("the upstream was called %d times, want 1", n)
+			}
+			if w.Code != http.StatusOK || w.Body.String() != tt.answer || w.Header().Get("Content-Type") != "application/json" {
+				t.Errorf("answer %d %q %q, want mcp-go's: 200, application/json, %q", w.Code, w.Header().Get("Content-Type"), w.Body, tt.answer)
+			}
+		})
+	}
+}
+
+// FuzzFastPathMatchesMCPGo sends each request to two mcp handlers of one
+// configuration in front of one upstream, one with the fast path and one
+// with mcp-go alone, and requires the same status, the same answer headers
+// and bytes, and the same upstream requests (method, URI, headers, body),
+// in upstream and in route mode. Nothing is normalised: the endpoint is
+// stateless (no session id) and the upstream's answers do not depend on
+// time. mode picks route mode (1), a Last-Event-ID (2) and a form
+// Content-Type (4); flags and the strings set the MCP headers (fuzzHeaders).
+func FuzzFastPathMatchesMCPGo(f *testing.F) {
+	const (
+		legacy = "2025-11-25"
+		modern = "2026-07-28"
+		meta   = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"fuzz","version":"1"}}`
+	)
+	call := func(id, name, args string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
+	}
+	modernCall := func(name, args string) string {
+		return `{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + meta + `}}`
+	}
+	type seed struct {
+		body                        string
+		mode, flags                 byte
+		version, mcpMethod, mcpName string
+	}
+	seeds := []seed{
+		// Plain calls, which the fast path answers.
+		{body: call("1", "get_order", `{"id":42,"expand":["items"],"request_id":"r-1"}`), version: legacy},
+		{body: call(`"s"`, "read_file", `{"path":"a b","flag":true}`)},
+		{body: call("2", "create_issue", `{"owner":"o","repo":"r","title":"<t>&\u2028","labels":["a"]}`), version: legacy},
+		{body: call("3", "structured", `{}`), version: legacy},
+		{body: call("4", "bad_structured", `null`), version: legacy},
+		{body: call("5", "fail", `{}`), version: legacy, mode: 1},
+		{body: call("6", "image", `{}`), version: legacy},
+		{body: call("7", "big", `{}`), version: legacy},
+		{body: call("8", "put_tags", `{"id":1,"tags":["a",1]}`), version: legacy},
+		{body: call("9", "submit_form", `{"a":"1 2","b":["x"],"n":-0.0}`), version: "2025-03-26"},
+		{body: modernCall("get_order", `{"id":1}`), version: modern, mcpMethod: "tools/call", mcpName: "get_order"},
+		{body: modernCall("get_order", `{"id":1}`), version: modern, mcpMethod: "tools/call", mcpName: "=?base64?Z2V0X29yZGVy?="},
+		{body: modernCall("fail", `{}`), version: modern, mcpMethod: "tools/call", mcpName: "fail", mode: 1},
+		// What mcp-go refuses or reads otherwise.
+		{body: call("1", "get_order", `{"id":1}`), version: legacy, flags: 8 + 4}, // no Content-Type
+		{body: call("1", "get_order", `{"id":1}`), version: legacy, flags: 8},     // text/plain
+		{body: call("1", "get_order", `{"id":1}`), version: legacy, mode: 4},      // a form
+		{body: call("1e400", "get_order", `{"id":1}`), version: legacy},
+		{body: call("1e-400", "get_order", `{"id":1}`), version: legacy},
+		{body: call("1.0", "get_order", `{"id":1}`), version: legacy},
+		{body: call("-0", "get_order", `{"id":1}`), version: legacy},
+		{body: call("12345678901234567890", "get_order", `{"id":1}`), version: legacy},
+		{body: call(`"\u0041\/"`, "get_order", `{"id":1}`), version: legacy},
+		{body: call("null", "get_order", `{"id":1}`), version: legacy},
+		{body: call("true", "get_order", `{"id":1}`), version: legacy},
+		{body: call("1", "get_order", `{"id":1,"limit":1e400}`), version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1}},"result":{}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1}},"result":null}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1}},"error":{}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"id":1e400,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1}}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","ID":2,"id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1}}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"Method":"tools/call","params":{"name":"get_order","arguments":{"id":1}}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1},"arguments":[]}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1},"task":{}}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1},"_meta":{"progressToken":"p"}}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":5}}}}`,
+			version: modern, mcpMethod: "tools/call", mcpName: "get_order"},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}}}`,
+			version: modern, mcpMethod: "tools/call", mcpName: "get_order"},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1},"_meta":{"io.modelcontextprotocol/ProtocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			version: modern, mcpMethod: "tools/call", mcpName: "get_order"},
+		{body: modernCall("get_order", `{"id":1}`), version: modern, mcpMethod: "tools/call", mcpName: "get_order", mode: 2},
+		{body: modernCall("get_order", `{"id":1}`), version: modern, mcpMethod: "tools/call", mcpName: "other"},
+		{body: modernCall("get_order", `{"id":1}`), mcpMethod: "tools/call", mcpName: "get_order"},
+		{body: modernCall("get_order", `{"id":1}`), version: legacy, mcpMethod: "tools/call", mcpName: "get_order"},
+		{body: modernCall("header_bound", `{"region":"eu"}`), version: modern, mcpMethod: "tools/call", mcpName: "header_bound"},
+		{body: call("1", "get_order", `{"id":1}`), version: modern},
+		{body: call("1", "get_order", `{"id":1}`), version: "1999-01-01"},
+		{body: call("1", "get_order", `{"id":1}`), version: legacy, flags: 16}, // Mcp-Session-Id
+		{body: call("1", "get_order", `"x"`), version: legacy},
+		{body: call("1", "nope", `{}`), version: legacy},
+		{body: `{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1}}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order"}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, version: legacy},
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s.body), s.mode, s.flags, s.version, s.mcpMethod, s.mcpName)
+	}
+
+	os.Setenv("FUZZ_MCP_SECRET", "mcp-secret")
+	os.Setenv("FUZZ_MCP_TENANT", "acme")
+	var tools []*Tool
+	for _, tool := range fuzzMCPTools() {
+		if tool.Name != "slow" { // a timeout races the upstream's recording
+			tools = append(tools, tool)
+		}
+	}
+	tools = append(tools, &Tool{Name: "header_bound", Description: "Has a parameter in a header.", Method: "GET", Path: "/h",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)})
+	up := &upstreamLog{}
+	api := httptest.NewServer(up.record(fuzzUpstream(&fuzzRecorded{})))
+	f.Cleanup(api.Close)
+	load := func(base string, fast bool) *Handler {
+		h := &Handler{Upstream: base, Headers: http.Header{"Authorization": {"Bearer {env.FUZZ_MCP_SECRET}"}},
+			Timeout: caddy.Duration(2 * time.Second), MaxResponseSize: 64 << 10, Endpoint: Endpoint{MaxRequestSize: 64 << 10}, Tools: tools}
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+		f.Cleanup(cancel)
+		if err := h.Provision(ctx); err != nil {
+			f.Fatal(err)
+		}
+		h.logger, h.fast.logger = zap.NewNop(), zap.NewNop()
+		fuzzQuiet(&h.Endpoint)
+		if !fast {
+			h.fast = nil
+		}
+		return h
+	}
+	type pair struct{ fast, mcpgo *Handler }
+	modes := []pair{
+		{load(api.URL+"/v2", true), load(api.URL+"/v2", false)},
+		{load("", true), load("", false)},
+	}
+	client := api.Client()
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		// Route mode: the handlers after mcp reach the same upstream.
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, api.URL+"/v2"+r.URL.RequestURI(), r.Body)
+		if err != nil {
+			return err
+		}
+		req.Header = r.Header.Clone()
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, err = io.Copy(w, resp.Body)
+		return err
+	})
+
+	f.Fuzz(func(t *testing.T, body []byte, mode, flags byte, version, mcpMethod, mcpName string) {
+		header := fuzzHeaders(flags, version, mcpMethod, mcpName, "")
+		if mode&2 != 0 {
+			header.Set("Last-Event-ID", "1")
+		}
+		if mode&4 != 0 {
+			header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		handlers := modes[mode&1]
+		answer := func(h *Handler) (string, []string) {
+			up.take()
+			status, w, _ := fuzzServe(t, func(w http.ResponseWriter, r *http.Request) error { return h.ServeHTTP(w, r, next) },
+				fuzzRequest{method: http.MethodPost, body: body, header: header.Clone()})
+			var lines []string
+			for k, vs := range w.Header() {
+				lines = append(lines, k+": "+strings.Join(vs, ", "))
+			}
+			slices.Sort(lines)
+			return fmt.Sprintf("%d\n%s\n\n%s", status, strings.Join(lines, "\n"), w.Body.Bytes()), up.take()
+		}
+		before := handlers.fast.fast.answers.Load()
+		fastAnswer, fastCalls := answer(handlers.fast)
+		mcpgoAnswer, mcpgoCalls := answer(handlers.mcpgo)
+		if fastAnswer != mcpgoAnswer {
+			t.Errorf("answers differ (fast path took it: %v):\nfast path:\n%.2000s\nmcp-go:\n%.2000s", handlers.fast.fast.answers.Load() > before, fastAnswer, mcpgoAnswer)
+		}
+		if !slices.Equal(fastCalls, mcpgoCalls) {
+			t.Errorf("upstream requests differ:\nfast path: %.2000q\nmcp-go:    %.2000q", fastCalls, mcpgoCalls)
+		}
+	})
+}
+
+// upstreamLog records every request an upstream gets, whole.
+type upstreamLog struct {
+	mu       sync.Mutex
+	requests []string
+}
+
+func (l *upstreamLog) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var lines []string
+		for k, vs := range r.Header {
+			lines = append(lines, k+": "+strings.Join(vs, ", "))
+		}
+		slices.Sort(lines)
+		l.mu.Lock()
+		l.requests = append(l.requests, r.Method+" "+r.RequestURI+"\n"+strings.Join(lines, "\n")+"\n\n"+string(body))
+		l.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (l *upstreamLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.requests
+	l.requests = nil
+	return out
+}
+
+// TestMCPGoVersion fails when go.mod moves mcp-go to another version.
+func TestMCPGoVersion(t *testing.T) {
+	// The fast path takes a tools/call only when every check mcp-go's
+	// streamable HTTP server makes of it is sure to pass, and writes the
+	// bytes mcp-go writes; both were read off this version of mcp-go. When
+	// go.mod changes it: re-check the fast path's preconditions
+	// (fastPath.accept, messageShape) against mcp-go's (server/
+	// streamable_http.go handlePost, streamable_http_modern.go,
+	// request_handler.go HandleMessage, server.go handleToolCall), run
+	// .ci/fuzz FastPath for a while (FuzzFastPathMatchesMCPGo), then
+	// update this.
+	const checked = "v1.2.1"
+	out, err := exec.Command("go", "list", "-m", "-f", "{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}", "github.com/mark3labs/mcp-go").Output()
+	if err != nil {
+		t.Fatalf("go list -m github.com/mark3labs/mcp-go: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != checked {
+		t.Errorf("go.mod has mcp-go %s; the fast path was checked against %s: re-check its preconditions against mcp-go's and run FuzzFastPathMatchesMCPGo, then update this constant", got, checked)
+	}
+}
+
+// countingUpstream is a REST upstream that answers {"ok":true} and counts
+// the requests it gets.
+func countingUpstream(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	calls := new(atomic.Int64)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	t.Cleanup(api.Close)
+	return api, calls
 }

@@ -113,6 +113,7 @@ type Handler struct {
 	tools    map[string]*provisioned
 	logger   *zap.Logger
 	metrics  *metrics
+	fast     *fastPath // nil: every request goes through mcp-go
 }
 
 // CaddyModule returns the Caddy module information.
@@ -173,9 +174,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.metrics, err = newMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
-	h.Endpoint.fast = h.runTool
-	h.Endpoint.serverInfo = mcp.Implementation{Name: h.Name, Version: h.Version}
-	return h.provisionEndpoint(ctx, srv, "mcp", h.logger, h.metrics)
+	if err := h.provisionEndpoint(ctx, srv, "mcp", h.logger, h.metrics); err != nil {
+		return err
+	}
+	h.fast = newFastPath(h.runTool, srv, h.transport, mcp.Implementation{Name: h.Name, Version: h.Version}, ctx.Slogger(), h.logger)
+	return nil
 }
 
 func (h *Handler) provisionUpstream() error {
@@ -307,7 +310,7 @@ func (h *Handler) Cleanup() error {
 
 // ServeHTTP serves the MCP endpoint.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	return h.serveEndpoint(w, r, &routeInfo{next: next, request: r})
+	return h.serveEndpoint(w, r, &routeInfo{next: next, request: r}, h.fast)
 }
 
 // Interface guards
