@@ -120,6 +120,11 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		// Closed since the start: no execution begins in it.
+		w.stop()
+		return nil, errPoolClosed
+	}
 	p.all[w] = struct{}{}
 	p.noteUnenforced(w)
 	return w, nil
@@ -207,6 +212,9 @@ func (p *Pool) fillLoop() {
 			}
 		}
 		w, err := p.start(context.Background())
+		if afterFillStart != nil {
+			afterFillStart()
+		}
 		if err != nil {
 			// Tried again later, less and less often: a program that
 			// cannot start now may after a fix, and executions start
@@ -216,12 +224,23 @@ func (p *Pool) fillLoop() {
 		}
 		backoff = 0
 		p.mu.Lock()
+		if p.closed {
+			// Closed since the start, and waiting for this process.
+			w.stop()
+			p.filling = false
+			p.mu.Unlock()
+			return
+		}
 		p.all[w] = struct{}{}
 		p.idle = append(p.idle, w)
 		p.noteUnenforced(w)
 		p.mu.Unlock()
 	}
 }
+
+// afterFillStart, set by a test, runs between a background start and
+// the pool taking the worker in: where a Close may come.
+var afterFillStart func()
 
 // maxStartBackoff bounds the wait between two background starts after
 // failures.

@@ -325,3 +325,32 @@ func TestProcessPoolCloseDrainsKillStops(t *testing.T) {
 		})
 	}
 }
+
+// A Close that comes while a background start is handing its worker to
+// the pool returns, and the worker ends: it once stayed in the closed
+// pool, idle, and Close waited for it forever.
+func TestProcessPoolCloseDuringABackgroundStart(t *testing.T) {
+	if testPool != nil {
+		t.Skip("the test pool's own starts would run the hook")
+	}
+	started := make(chan struct{})
+	var once sync.Once
+	afterFillStart = func() {
+		once.Do(func() { close(started) })
+		time.Sleep(300 * time.Millisecond)
+	}
+	t.Cleanup(func() { afterFillStart = nil })
+	p := processPool(t, PoolConfig{Workers: 1})
+	<-started
+	closed := make(chan struct{})
+	go func() {
+		p.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Errorf("Close still waits 5 s after it began; children %v", childPids(t))
+		p.Kill()
+	}
+}
