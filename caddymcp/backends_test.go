@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -153,14 +154,14 @@ func TestManyToolsOfOneName(t *testing.T) {
 		}
 	}
 	for i := 0; i < 3; i++ {
-		if res := executeCode(cm, map[string]any{"code": "return 1"}); res.IsError || resultText(res) != "1" {
-			t.Fatalf("return 1: %s", resultText(res))
+		if res := executeCode(cm, map[string]any{"code": "return 1"}); res.IsError || mcptest.ResultText(res) != "1" {
+			t.Fatalf("return 1: %s", mcptest.ResultText(res))
 		}
 		sameView("an execution")
 	}
 	res := executeCode(cm, map[string]any{"code": "return [await api.t({}), await api.t_20000({})]"})
-	if res.IsError || resultText(res) != `["called","called"]` {
-		t.Fatalf("calls: %s", resultText(res))
+	if res.IsError || mcptest.ResultText(res) != `["called","called"]` {
+		t.Fatalf("calls: %s", mcptest.ResultText(res))
 	}
 
 	renamed := logs.FilterMessage("backend tool names collide in the sandbox; renamed").All()
@@ -193,13 +194,13 @@ func TestToolLabels(t *testing.T) {
 	const madeUp = `const names = Array.from({length: 20}, (_, i) => "made_up_" + i + "_" + Math.random().toString(36).slice(2));
 for (const n of names) { try { await api[n]({}) } catch (e) {} }`
 	if res := executeCode(cm, map[string]any{"code": "await api.t({}); await api.t_2({}); return 1"}); res.IsError {
-		t.Fatal(resultText(res))
+		t.Fatal(mcptest.ResultText(res))
 	}
 	hs.Close()
 	// The first failed call tells the handler the backend is down.
 	executeCode(cm, map[string]any{"code": "try { await api.t({}) } catch (e) {}"})
 	if res := executeCode(cm, map[string]any{"code": madeUp + "\ntry { await api.t({}) } catch (e) {}; return String(api)"}); res.IsError {
-		t.Fatal(resultText(res))
+		t.Fatal(mcptest.ResultText(res))
 	}
 	got := toolCallSeries(t, cm)
 	want := []string{"api.t ok 2", "api.t upstream_error 2", "execute ok 3", "unknown upstream_error 20"}
@@ -225,7 +226,7 @@ func TestBackendInstructions(t *testing.T) {
 // config's logger.
 func TestBackendLogsToTheLoadingConfig(t *testing.T) {
 	// Nothing listens there: the backend logs each failed attempt.
-	cfg := &CodeModeBackend{Name: "down", URL: "http://" + closedAddr(t) + "/mcp"}
+	cfg := &CodeModeBackend{Name: "down", URL: "http://" + mcptest.ClosedAddr(t) + "/mcp"}
 	first, firstLogs := observer.New(zap.DebugLevel)
 	older, err := loadBackend(cfg, zap.New(first))
 	if err != nil {
@@ -259,7 +260,7 @@ func waitLogged(t *testing.T, logs *observer.ObservedLogs, whose string) {
 // the old session is unknown to the new process (404), and the next call
 // re-initializes without a reload.
 func TestLiveCodeModeBackendRestart(t *testing.T) {
-	addr := closedAddr(t)
+	addr := mcptest.ClosedAddr(t)
 	stop := listenOn(t, addr, true)
 	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	codemode /code {
@@ -353,7 +354,7 @@ const hugeAnswer = 50 << 20
 
 func startFaultyBackend(t *testing.T, stateful, everything bool) *faultyBackend {
 	t.Helper()
-	f := &faultyBackend{t: t, addr: closedAddr(t), stateful: stateful, everything: everything,
+	f := &faultyBackend{t: t, addr: mcptest.ClosedAddr(t), stateful: stateful, everything: everything,
 		calls: map[string]int{}, hold: make(chan struct{})}
 	f.start()
 	t.Cleanup(func() {
@@ -602,7 +603,7 @@ func TestLiveCodeModeBackendFaults(t *testing.T) {
 					start := time.Now()
 					res := execute(t, c, fmt.Sprintf(`await %s.%s({}); return "no error"`, backend, ft.tool))
 					elapsed := time.Since(start)
-					text := resultText(res)
+					text := mcptest.ResultText(res)
 					t.Logf("%s in %s: %.300s", label, elapsed.Round(time.Millisecond), text)
 					if elapsed > 20*time.Second+3*time.Second {
 						t.Errorf("the execution took %s", elapsed)
@@ -722,7 +723,7 @@ func TestLiveCodeModeBackendDiesMidCall(t *testing.T) {
 // The code can call the new tool after the reload, without waiting for
 // the tool list's TTL.
 func TestLiveCodeModeSameCaddyBackendReload(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	config := func(tools string) string {
 		return fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /reload-api {
@@ -1152,7 +1153,7 @@ func BenchmarkManyToolsOfOneName(b *testing.B) {
 		listed += time.Since(start)
 		start = time.Now()
 		if res := executeCode(cm, map[string]any{"code": "return 1"}); res.IsError {
-			b.Fatal(resultText(res))
+			b.Fatal(mcptest.ResultText(res))
 		}
 		executed += time.Since(start)
 	}

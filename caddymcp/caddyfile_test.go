@@ -15,6 +15,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/adapttest"
 )
 
 // unmarshalMCP runs the mcp parser on a Caddyfile snippet that starts with
@@ -785,46 +787,27 @@ var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
 // (as caddytest.CompareAdapt prints it) or text the adapter's error must
 // contain. This is the format of Caddy's own caddyfile_adapt tests.
 func TestCaddyfileAdapt(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "adapt", "*.caddyfiletest"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no golden files in testdata/adapt")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
-			input, expected, ok := strings.Cut(string(data), "----------")
-			if !ok {
-				t.Fatalf("%s has no ---------- line", file)
-			}
-			// The newline matches what the Caddyfile formatter expects.
-			input, expected = strings.TrimSpace(input)+"\n", strings.TrimSpace(expected)
-
+	for _, g := range adapttest.Goldens(t, filepath.Join("testdata", "adapt", "*.caddyfiletest")) {
+		t.Run(filepath.Base(g.File), func(t *testing.T) {
 			if updateGolden {
-				writeGolden(t, file, input)
+				writeGolden(t, g.File, g.Input)
 				return
 			}
 
-			if strings.HasPrefix(expected, "{") {
-				if !caddytest.CompareAdapt(t, file, input, "caddyfile", expected) {
-					t.Errorf("adapted JSON differs from %s (diff printed above)", file)
+			if g.WantsJSON() {
+				if !caddytest.CompareAdapt(t, g.File, g.Input, "caddyfile", g.Expected) {
+					t.Errorf("adapted JSON differs from %s (diff printed above)", g.File)
 				}
-				checkAdaptedHandlersLoad(t, input)
+				checkAdaptedHandlersLoad(t, g.Input)
 				return
 			}
 
-			_, _, err = caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
+			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(g.Input), nil)
 			if err == nil {
-				t.Fatalf("adapted without error, want one containing %q", expected)
+				t.Fatalf("adapted without error, want one containing %q", g.Expected)
 			}
-			if !strings.Contains(err.Error(), expected) {
-				t.Errorf("error\n%s\ndoes not contain\n%s", err, expected)
+			if !strings.Contains(err.Error(), g.Expected) {
+				t.Errorf("error\n%s\ndoes not contain\n%s", err, g.Expected)
 			}
 		})
 	}
@@ -886,28 +869,11 @@ func TestDirectiveOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg struct {
-		Apps struct {
-			HTTP struct {
-				Servers map[string]struct {
-					Routes []struct {
-						Handle []struct {
-							Handler string `json:"handler"`
-						} `json:"handle"`
-					} `json:"routes"`
-				} `json:"servers"`
-			} `json:"http"`
-		} `json:"apps"`
-	}
-	if err := json.Unmarshal(out, &cfg); err != nil {
+	var doc any
+	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatal(err)
 	}
-	var order []string
-	for _, route := range cfg.Apps.HTTP.Servers["srv0"].Routes {
-		for _, h := range route.Handle {
-			order = append(order, h.Handler)
-		}
-	}
+	order := adapttest.HandlerNames(doc)
 	want := []string{"mcp", "static_response", "reverse_proxy"}
 	if strings.Join(order, " ") != strings.Join(want, " ") {
 		t.Errorf("handler order %q, want %q", order, want)

@@ -23,6 +23,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mccutchen/go-httpbin/v2/httpbin"
 	"go.uber.org/zap"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // restTools fronts go-httpbin with a tool for each way an argument can
@@ -176,7 +178,7 @@ const restTools = `
 `
 
 func TestLiveUpstreamMode(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		%s
@@ -363,7 +365,7 @@ func runRESTScenarios(t *testing.T, cl *client.Client, endpoint string) {
 	t.Run("body over the cap", func(t *testing.T) {
 		wantToolError(t, callTool(t, cl, "bytes", map[string]any{"n": 100000}), "max_response_size (64KiB)")
 		if res := callTool(t, cl, "bytes", map[string]any{"n": 100}); res.IsError {
-			t.Errorf("small body: %s", resultText(res))
+			t.Errorf("small body: %s", mcptest.ResultText(res))
 		}
 	})
 
@@ -403,7 +405,7 @@ func runRESTScenarios(t *testing.T, cl *client.Client, endpoint string) {
 	})
 
 	t.Run("unknown tool is a JSON-RPC error", func(t *testing.T) {
-		_, err := callToolErr(cl, "no_such_tool", nil)
+		_, err := mcptest.CallTool(cl, "no_such_tool", nil)
 		if err == nil || !strings.Contains(err.Error(), "no_such_tool") {
 			t.Fatalf("error %v", err)
 		}
@@ -422,7 +424,7 @@ func TestLiveUpstreamDown(t *testing.T) {
 			query key secret-query-value
 		}
 	}
-}`, closedAddr(t)))
+}`, mcptest.ClosedAddr(t)))
 	for _, era := range eras {
 		c := connect(t, "/mcp", era, nil)
 		text := wantToolError(t, callTool(t, c, "get", nil), "GET /items", "refused")
@@ -649,7 +651,7 @@ const faultTools = `
 // that names what happened and not the query, and the next call works.
 func TestLiveUpstreamFaults(t *testing.T) {
 	f := startFaultServer(t)
-	down := closedAddr(t)
+	down := mcptest.ClosedAddr(t)
 	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		%s
@@ -828,7 +830,7 @@ func TestLiveHugeInvalidArguments(t *testing.T) {
 			c := connect(t, "/mcp", era, nil)
 			before := hits.Load()
 			res := callTool(t, c, "tag", map[string]any{"tags": tags})
-			text := resultText(res)
+			text := mcptest.ResultText(res)
 			// Not wantToolError: a failure must not print megabytes.
 			if !res.IsError || len(text) > 2048 || strings.Count(text, "\n- ") != 21 ||
 				!strings.HasPrefix(text, "invalid arguments for tool tag:\n- /tags/0: expected string, but got number\n- /tags/1: ") ||
@@ -853,7 +855,7 @@ func TestLiveHugeInvalidArguments(t *testing.T) {
 // input_schema, in a GET's query or a POST's body; and path values with
 // control characters or dots that normalize to a dot segment are refused.
 func TestLiveArgumentsKeepToTheirPlaces(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream %s

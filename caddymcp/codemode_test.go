@@ -22,7 +22,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -30,6 +29,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/internal/adapttest"
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // TestExecuteStructuredContent: the structured content carries what the
@@ -61,7 +62,7 @@ func TestExecuteStructuredContent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := executeCode(cm, map[string]any{"code": tt.code})
 			if res.IsError {
-				t.Fatal(resultText(res))
+				t.Fatal(mcptest.ResultText(res))
 			}
 			got, err := json.Marshal(res.StructuredContent)
 			if err != nil {
@@ -76,7 +77,7 @@ func TestExecuteStructuredContent(t *testing.T) {
 			}
 			if shown, ok := v["result_preview"].(string); ok && strings.Contains(tt.want, "CUT") {
 				// The start of the value's JSON text, as the text shows it.
-				if !strings.HasPrefix(shown, `[{"pad":"xxx`) || !strings.Contains(resultText(res), shown+"\n[cut: ") {
+				if !strings.HasPrefix(shown, `[{"pad":"xxx`) || !strings.Contains(mcptest.ResultText(res), shown+"\n[cut: ") {
 					t.Errorf("the cut result is not the part the text shows: %.80s", shown)
 				}
 				v["result_preview"] = "CUT"
@@ -220,7 +221,7 @@ func listenOn(t *testing.T, addr string, stateful bool) func() {
 }
 
 func TestLiveCodeMode(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	api := &concurrencyAPI{}
 	apiSrv := &http.Server{Handler: api}
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
@@ -229,7 +230,7 @@ func TestLiveCodeMode(t *testing.T) {
 	}
 	go apiSrv.Serve(apiLn)
 	defer apiSrv.Close()
-	lateAddr := closedAddr(t)
+	lateAddr := mcptest.ClosedAddr(t)
 
 	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /rest {
@@ -937,28 +938,12 @@ func TestCodeModeProvisionRejectsInvalidHeaderField(t *testing.T) {
 // Every codemode handler in the codemode_* golden files loads as Caddy
 // would load it. (TestCaddyfileAdapt loads only the mcp handlers.)
 func TestCodeModeAdaptGoldensLoad(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "adapt", "codemode_*.caddyfiletest"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no codemode golden files in testdata/adapt")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
-			input, expected, ok := strings.Cut(string(data), "----------")
-			if !ok {
-				t.Fatalf("%s has no ---------- line", file)
-			}
-			if !strings.HasPrefix(strings.TrimSpace(expected), "{") {
+	for _, g := range adapttest.Goldens(t, filepath.Join("testdata", "adapt", "codemode_*.caddyfiletest")) {
+		t.Run(filepath.Base(g.File), func(t *testing.T) {
+			if !g.WantsJSON() {
 				t.Skip("an error golden: nothing to load")
 			}
-			handlers := adaptCodeModeHandlers(t, strings.TrimSpace(input)+"\n")
+			handlers := adaptCodeModeHandlers(t, g.Input)
 			if len(handlers) == 0 {
 				t.Fatal("the adapted config has no codemode handler")
 			}
@@ -975,39 +960,7 @@ func TestCodeModeAdaptGoldensLoad(t *testing.T) {
 // every codemode handler in it, without the "handler" key.
 func adaptCodeModeHandlers(t *testing.T, input string) []json.RawMessage {
 	t.Helper()
-	out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
-	if err != nil {
-		t.Fatalf("adapt: %v", err)
-	}
-	for _, w := range warnings {
-		t.Errorf("adapt warning: %s:%d: %s", w.File, w.Line, w.Message)
-	}
-	var doc any
-	if err := json.Unmarshal(out, &doc); err != nil {
-		t.Fatalf("adapted JSON: %v", err)
-	}
-	var found []json.RawMessage
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if v["handler"] == "codemode" {
-				delete(v, "handler")
-				raw, _ := json.Marshal(v)
-				found = append(found, raw)
-				return
-			}
-			for _, child := range v {
-				walk(child)
-			}
-		case []any:
-			for _, child := range v {
-				walk(child)
-			}
-		}
-	}
-	walk(doc)
-	return found
+	return adapttest.Handlers(adapttest.Adapt(t, input), "codemode")
 }
 
 // echoMCPServer is a stateless mcp-go server whose tool echo answers with

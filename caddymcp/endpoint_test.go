@@ -18,11 +18,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // TestLiveBadRequests sends what an MCP client would not.
 func TestLiveBadRequests(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream %s
@@ -76,7 +78,7 @@ func TestLiveBadRequests(t *testing.T) {
 // TestLiveOlderProtocolVersions: clients that ask for an earlier revision
 // get it, and can call tools with it.
 func TestLiveOlderProtocolVersions(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream %s
@@ -103,7 +105,7 @@ func TestLiveOlderProtocolVersions(t *testing.T) {
 }
 
 func TestLiveOriginAndHost(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	site := func(extra string) string {
 		return fmt.Sprintf(`http://:{$LIVE_PORT} {
 	mcp /mcp {

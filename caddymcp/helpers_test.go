@@ -27,13 +27,13 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	_ "github.com/caddyserver/caddy/v2/modules/standard" // the directives the live and adapter tests use
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mccutchen/go-httpbin/v2/httpbin"
 	"go.uber.org/zap"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/adapttest"
 	"github.com/caddy-mcp/caddy-mcp/internal/fuzzing"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // Live tests run a real Caddy in this process, on ports of 127.0.0.1 that
@@ -97,101 +97,37 @@ func loadCaddyfile(t testing.TB, extraGlobal, sites string) {
 	time.Sleep(100 * time.Millisecond)
 }
 
-// startHTTPBin runs go-httpbin on 127.0.0.1 and returns its base URL.
-func startHTTPBin(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(httpbin.New(httpbin.WithMaxDuration(10 * time.Second)))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // connect returns an initialized mcp-go client speaking the given protocol
 // revision to endpoint (a path on the test Caddy).
 func connect(t *testing.T, endpoint, era string, headers map[string]string) *client.Client {
 	t.Helper()
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPTimeout(20 * time.Second)}
-	if headers != nil {
-		opts = append(opts, transport.WithHTTPHeaders(headers))
-	}
-	tr, err := transport.NewStreamableHTTP("http://"+liveAddr+endpoint, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, client.WithProtocolVersion(era))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = era
-	req.Params.ClientInfo = mcp.Implementation{Name: "caddy-mcp-test", Version: "1"}
-	res, err := c.Initialize(ctx, req)
-	if err != nil {
-		t.Fatalf("initialize (%s): %v", era, err)
-	}
-	if res.ProtocolVersion != era {
-		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, era)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, _ := mcptest.Connect(t, "http://"+liveAddr+endpoint, mcptest.Options{Era: era, Headers: headers})
 	return c
 }
 
 // callTool calls a tool and fails the test on a protocol error.
 func callTool(t *testing.T, c *client.Client, name string, args any) *mcp.CallToolResult {
 	t.Helper()
-	res, err := callToolErr(c, name, args)
+	res, err := mcptest.CallTool(c, name, args)
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", name, err)
 	}
 	return res
 }
 
-func callToolErr(c *client.Client, name string, args any) (*mcp.CallToolResult, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	return c.CallTool(ctx, req)
-}
-
-// resultText joins the text content of a result.
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
 // wantOK checks a successful result and returns its text.
 func wantOK(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
 	if res.IsError {
-		t.Fatalf("unexpected tool error: %s", resultText(res))
+		t.Fatalf("unexpected tool error: %s", mcptest.ResultText(res))
 	}
-	return resultText(res)
+	return mcptest.ResultText(res)
 }
 
 // wantToolError checks an isError result whose text holds every want.
 func wantToolError(t *testing.T, res *mcp.CallToolResult, want ...string) string {
 	t.Helper()
-	text := resultText(res)
+	text := mcptest.ResultText(res)
 	if !res.IsError {
 		t.Fatalf("want a tool error, got success: %s", text)
 	}
@@ -218,7 +154,7 @@ func parseEcho(t *testing.T, res *mcp.CallToolResult) echoed {
 	t.Helper()
 	var e echoed
 	if err := json.Unmarshal([]byte(wantOK(t, res)), &e); err != nil {
-		t.Fatalf("upstream answer is not httpbin JSON: %v\n%s", err, resultText(res))
+		t.Fatalf("upstream answer is not httpbin JSON: %v\n%s", err, mcptest.ResultText(res))
 	}
 	return e
 }
@@ -548,18 +484,9 @@ func fuzzCaddyfileSeeds(directive string) []string {
 // fuzzAdaptSeeds returns the directive blocks of the adapt test inputs
 // (testdata/adapt) that start with directive.
 func fuzzAdaptSeeds(tb testing.TB, directive string) []string {
-	files, err := filepath.Glob(filepath.Join("testdata", "adapt", "*.caddyfiletest"))
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var out []string
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		input, _, _ := strings.Cut(string(data), "----------")
-		lines := strings.Split(input, "\n")
+	for _, g := range adapttest.Goldens(tb, filepath.Join("testdata", "adapt", "*.caddyfiletest")) {
+		lines := strings.Split(g.Input, "\n")
 		for i, line := range lines {
 			if word := strings.Fields(line); len(word) == 0 || word[0] != directive {
 				continue

@@ -16,15 +16,17 @@ import (
 	"unicode"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/adapttest"
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // TestLiveUpstreamFromPlaceholder resolves the upstream URL per call.
 func TestLiveUpstreamFromPlaceholder(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	t.Setenv("CADDY_MCP_TEST_UPSTREAM", bin+"/anything/base")
 	loadCaddyfile(t, "", `http://:{$LIVE_PORT} {
 	mcp /mcp {
@@ -495,39 +497,7 @@ func TestProvisionBuildsTools(t *testing.T) {
 // the "handler" key (the module's own config, as LoadModuleByID takes it).
 func adaptMCPHandlers(t *testing.T, input string) []json.RawMessage {
 	t.Helper()
-	out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
-	if err != nil {
-		t.Fatalf("adapt: %v", err)
-	}
-	for _, w := range warnings {
-		t.Errorf("adapt warning: %s:%d: %s", w.File, w.Line, w.Message)
-	}
-	var doc any
-	if err := json.Unmarshal(out, &doc); err != nil {
-		t.Fatalf("adapted JSON: %v", err)
-	}
-	var found []json.RawMessage
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if v["handler"] == "mcp" {
-				delete(v, "handler")
-				raw, _ := json.Marshal(v)
-				found = append(found, raw)
-				return
-			}
-			for _, child := range v {
-				walk(child)
-			}
-		case []any:
-			for _, child := range v {
-				walk(child)
-			}
-		}
-	}
-	walk(doc)
-	return found
+	return adapttest.Handlers(adapttest.Adapt(t, input), "mcp")
 }
 
 // fuzzMCPTools are the tools of FuzzMCPHandler: every placement, body mode,

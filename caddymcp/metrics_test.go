@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -92,7 +93,7 @@ func readLogs(t *testing.T, path string) []map[string]any {
 // TestLiveLogsPlaceholdersMetrics checks the log line per tool call, the
 // placeholders the handler sets, and the Prometheus metrics.
 func TestLiveLogsPlaceholdersMetrics(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	dir := t.TempDir()
 	debugLog, accessLog := filepath.Join(dir, "debug.log"), filepath.Join(dir, "access.log")
 	loadCaddyfile(t, fmt.Sprintf(`log {
@@ -177,7 +178,7 @@ func TestLiveCodeModeMetrics(t *testing.T) {
 	codemode /code {
 		backend down http://%s/mcp
 	}
-}`, closedAddr(t)))
+}`, mcptest.ClosedAddr(t)))
 	c := connect(t, "/code", eras[0], nil)
 	wantToolError(t, execute(t, c, `const names = Array.from({length: 20}, (_, i) => "made_up_" + i);
 for (const n of names) { try { await down[n]({}) } catch (e) {} }

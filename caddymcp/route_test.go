@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // TestLiveSecretsRouteModeAbortLog: in route mode, reverse_proxy logs the
@@ -54,7 +56,7 @@ func TestLiveSecretsRouteModeAbortLog(t *testing.T) {
 // Route mode: without upstream, a tool call goes through the handlers that
 // follow mcp, as a fresh request, so reverse_proxy serves it.
 func TestLiveRouteMode(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	tools := fmt.Sprintf(restTools, "")
 	layouts := []struct {
 		name string
@@ -150,7 +152,7 @@ func TestLiveRouteModeFailures(t *testing.T) {
 		}
 		reverse_proxy %s
 	}
-}`, closedAddr(t)))
+}`, mcptest.ClosedAddr(t)))
 		for _, era := range eras {
 			c := connect(t, "/mcp", era, nil)
 			wantToolError(t, callTool(t, c, "orders", nil), "GET /orders", "502")
@@ -173,7 +175,7 @@ func TestLiveRouteModeFailures(t *testing.T) {
 	})
 
 	t.Run("handler answer over the cap aborts cleanly", func(t *testing.T) {
-		bin := startHTTPBin(t)
+		bin := mcptest.StartHTTPBin(t)
 		loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	route {
 		mcp /mcp {

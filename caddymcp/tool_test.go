@@ -17,6 +17,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // TestLiveSecrets puts a secret in {env.X} for a header and a fixed query
@@ -103,7 +105,7 @@ func TestLiveSecrets(t *testing.T) {
 			query key {env.CADDY_MCP_TEST_SECRET}
 		}
 	}
-}`, logFile, api.URL, closedAddr(t)))
+}`, logFile, api.URL, mcptest.ClosedAddr(t)))
 
 	var seen []string // every response the clients received, as JSON
 	record := func(v any) {
@@ -414,7 +416,7 @@ func TestLiveSecretsEverywhere(t *testing.T) {
 	apiLog, keyedLog := &requestLog{}, &requestLog{}
 	api := secretAPI(t, elsewhere.URL, apiLog)
 	keyed := keyedBackend(t, keyedLog)
-	down := closedAddr(t)
+	down := mcptest.ClosedAddr(t)
 
 	dir := t.TempDir()
 	mainLog, accessLog := filepath.Join(dir, "caddy.log"), filepath.Join(dir, "access.log")
@@ -545,7 +547,7 @@ func TestLiveSecretsEverywhere(t *testing.T) {
 					errorText(t, callTool(t, c, "wrong", nil), "output_schema", "orders")
 					errorText(t, callTool(t, c, "notjson", nil), "invalid JSON")
 					errorText(t, callTool(t, c, "typed", map[string]any{"n": "x", "state": "merged", "extra": 1}), "invalid arguments", "/n", "/state")
-					_, err = callToolErr(c, "no_such_tool", nil)
+					_, err = mcptest.CallTool(c, "no_such_tool", nil)
 					record(fmt.Sprint(err))
 
 					down := connect(t, ep+"-down", era, nil)
@@ -592,7 +594,7 @@ func TestLiveSecretsEverywhere(t *testing.T) {
 				t.Helper()
 				res := execute(t, c, code)
 				record(res)
-				return resultText(res)
+				return mcptest.ResultText(res)
 			}
 			if text := run(`return [await keyed.whoami({}), await rest.ok({})]`); text != `["the gateway",{"ok":true}]` {
 				t.Errorf("calls through the backends: %s", text)
@@ -796,7 +798,7 @@ func TestLiveEmptySecretIsNamed(t *testing.T) {
 // a new token written to the file is sent from the next call on, without a
 // reload, and a trailing newline in the file is not sent.
 func TestLiveFileSecretRotates(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	secret := filepath.Join(t.TempDir(), "api_token")
 	if err := os.WriteFile(secret, []byte("token-one\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -819,7 +821,7 @@ func TestLiveFileSecretRotates(t *testing.T) {
 				if err := os.WriteFile(secret, []byte(token+"\n"), 0o600); err != nil {
 					t.Fatal(err)
 				}
-				text := resultText(callTool(t, c, "headers", nil))
+				text := mcptest.ResultText(callTool(t, c, "headers", nil))
 				if want := `"Bearer ` + token + `"`; !strings.Contains(text, want) {
 					t.Errorf("upstream saw headers %s, want Authorization %s", text, want)
 				}

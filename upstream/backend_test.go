@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // rpcMessage is what the hand-written servers read of a request.
@@ -321,7 +322,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestSetLogger(t *testing.T) {
 	first, firstLogs := observer.New(zap.DebugLevel)
 	second, secondLogs := observer.New(zap.DebugLevel)
-	b := NewBackend(BackendConfig{Name: "down", URL: "http://" + closedAddr(t) + "/mcp", Logger: zap.New(first)})
+	b := NewBackend(BackendConfig{Name: "down", URL: "http://" + mcptest.ClosedAddr(t) + "/mcp", Logger: zap.New(first)})
 	t.Cleanup(func() { b.Close() })
 	waitFor(t, "line on the first logger", func() bool { return firstLogs.FilterMessage("backend unavailable").Len() > 0 })
 	b.SetLogger(zap.New(second))
@@ -336,16 +337,4 @@ func TestSetLogger(t *testing.T) {
 	if line := secondLogs.All()[0]; line.Message != "backend unavailable" || line.ContextMap()["backend"] != "down" {
 		t.Errorf("the line: %s %v", line.Message, line.ContextMap())
 	}
-}
-
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

@@ -5,6 +5,7 @@ package mcptest
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -132,4 +133,17 @@ func StartHTTPBin(t testing.TB) string {
 	srv := httptest.NewServer(httpbin.New(httpbin.WithMaxDuration(10 * time.Second)))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// ClosedAddr returns a loopback address nothing listens on: the port was
+// free a moment ago, and a connection to it is refused.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
