@@ -51,10 +51,7 @@ func sameNameBackend(t testing.TB, n int, instructions string) *httptest.Server 
 	}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
+		var msg mcptest.RPCRequest
 		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/list" {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]}}`, msg.ID, tools.Bytes())
@@ -432,20 +429,10 @@ func (f *faultyBackend) callsOf(tool string) int {
 	return f.calls[tool]
 }
 
-// rpcRequest is what the hand-written backends read of a request.
-type rpcRequest struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name   string `json:"name"`
-		Cursor string `json:"cursor"`
-	} `json:"params"`
-}
-
 func (f *faultyBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var msg rpcRequest
+	var msg mcptest.RPCRequest
 	_ = json.Unmarshal(body, &msg)
 
 	f.mu.Lock()
@@ -854,7 +841,7 @@ func (h *hostileSSE) pour(w io.Writer) {
 }
 
 func (h *hostileSSE) serveMessage(w http.ResponseWriter, r *http.Request) {
-	var msg rpcRequest
+	var msg mcptest.RPCRequest
 	_ = json.NewDecoder(r.Body).Decode(&msg)
 	w.WriteHeader(http.StatusAccepted)
 	if msg.ID == nil {
@@ -970,7 +957,7 @@ func TestLiveCodeModeHugeToolList(t *testing.T) {
 	const perPage = 400000
 	var pages atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var msg rpcRequest
+		var msg mcptest.RPCRequest
 		_ = json.NewDecoder(r.Body).Decode(&msg)
 		if msg.ID == nil {
 			w.WriteHeader(http.StatusAccepted)

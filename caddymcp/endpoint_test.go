@@ -104,6 +104,46 @@ func TestLiveOlderProtocolVersions(t *testing.T) {
 	}
 }
 
+// originCheck is one request of the Origin and Host tests: the headers it
+// sends, and the status and Access-Control-Allow-Origin it must get.
+type originCheck struct {
+	name       string
+	header     map[string]string
+	wantStatus int
+	wantACAO   string
+}
+
+// defaultPolicyChecks are what an endpoint under the default Host policy
+// with allow_origins https://app.example.com refuses and serves: the
+// checks are the shared Endpoint's, so both directives are held to them.
+func defaultPolicyChecks() []originCheck {
+	return []originCheck{
+		{"client without Origin", nil, 200, ""},
+		{"DNS rebinding: hostile Host with matching Origin", map[string]string{"Host": "evil.example:" + livePort, "Origin": "http://evil.example:" + livePort}, 403, ""},
+		{"DNS rebinding: hostile Host, no Origin", map[string]string{"Host": "evil.example"}, 403, ""},
+		{"DNS rebinding: hostile Host with a loopback Origin", map[string]string{"Host": "evil.example:" + livePort, "Origin": "http://127.0.0.1:" + livePort}, 403, ""},
+		{"cross-site Origin", map[string]string{"Origin": "https://evil.example"}, 403, ""},
+		{"a page from another port on this machine", map[string]string{"Origin": "http://127.0.0.1:8000"}, 403, ""},
+		{"a page from localhost on another port", map[string]string{"Host": "localhost:" + livePort, "Origin": "http://localhost:3000"}, 403, ""},
+		{"Origin null", map[string]string{"Origin": "null"}, 403, ""},
+		{"browser client from an allowed Origin", map[string]string{"Origin": "https://app.example.com"}, 200, "https://app.example.com"},
+		{"same-origin page on loopback", map[string]string{"Origin": "http://" + liveAddr}, 200, "http://" + liveAddr},
+		{"same-origin page on localhost", map[string]string{"Host": "localhost:" + livePort, "Origin": "http://localhost:" + livePort}, 200, "http://localhost:" + livePort},
+		{"same-host proxy forwarding a public Host", map[string]string{"Host": "api.example.com"}, 403, ""},
+	}
+}
+
+// preflight sends the CORS preflight of a POST from origin to path.
+func preflight(t *testing.T, path, origin string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodOptions, "http://"+liveAddr+path, nil)
+	req.Header.Set("Origin", origin)
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version")
+	resp, _ := do(t, req)
+	return resp
+}
+
 func TestLiveOriginAndHost(t *testing.T) {
 	bin := mcptest.StartHTTPBin(t)
 	site := func(extra string) string {
@@ -119,13 +159,7 @@ func TestLiveOriginAndHost(t *testing.T) {
 }`, bin, extra)
 	}
 
-	type check struct {
-		name       string
-		header     map[string]string
-		wantStatus int
-		wantACAO   string
-	}
-	run := func(t *testing.T, checks []check) {
+	run := func(t *testing.T, checks []originCheck) {
 		for _, c := range checks {
 			resp, body := rawPost(t, "/mcp", []byte(pingBody), c.header)
 			if resp.StatusCode != c.wantStatus {
@@ -139,35 +173,17 @@ func TestLiveOriginAndHost(t *testing.T) {
 
 	t.Run("default policy", func(t *testing.T) {
 		loadCaddyfile(t, "", site("allow_origins https://app.example.com"))
-		run(t, []check{
-			{"client without Origin", nil, 200, ""},
-			{"DNS rebinding: hostile Host with matching Origin", map[string]string{"Host": "evil.example:" + livePort, "Origin": "http://evil.example:" + livePort}, 403, ""},
-			{"DNS rebinding: hostile Host, no Origin", map[string]string{"Host": "evil.example"}, 403, ""},
-			{"cross-site Origin", map[string]string{"Origin": "https://evil.example"}, 403, ""},
-			{"Origin null", map[string]string{"Origin": "null"}, 403, ""},
-			{"browser client from an allowed Origin", map[string]string{"Origin": "https://app.example.com"}, 200, "https://app.example.com"},
-			{"same-origin page on loopback", map[string]string{"Origin": "http://" + liveAddr}, 200, "http://" + liveAddr},
-			{"same-origin page on localhost", map[string]string{"Host": "localhost:" + livePort, "Origin": "http://localhost:" + livePort}, 200, "http://localhost:" + livePort},
-			{"same-host proxy forwarding a public Host", map[string]string{"Host": "api.example.com"}, 403, ""},
-		})
+		run(t, defaultPolicyChecks())
 
 		// Preflight: answered for an allowed origin, refused otherwise.
-		pre := func(origin string) *http.Response {
-			req, _ := http.NewRequest(http.MethodOptions, "http://"+liveAddr+"/mcp", nil)
-			req.Header.Set("Origin", origin)
-			req.Header.Set("Access-Control-Request-Method", "POST")
-			req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version")
-			resp, _ := do(t, req)
-			return resp
-		}
-		resp := pre("https://app.example.com")
+		resp := preflight(t, "/mcp", "https://app.example.com")
 		if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
 			!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Mcp-Session-Id") ||
 			!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "POST") ||
 			resp.Header.Get("Access-Control-Expose-Headers") != "Mcp-Session-Id" {
 			t.Errorf("preflight from allowed origin: %d %v", resp.StatusCode, resp.Header)
 		}
-		resp = pre("https://evil.example")
+		resp = preflight(t, "/mcp", "https://evil.example")
 		if resp.StatusCode != 403 || resp.Header.Get("Access-Control-Allow-Origin") != "" {
 			t.Errorf("preflight from another origin: %d %v", resp.StatusCode, resp.Header)
 		}
@@ -175,7 +191,7 @@ func TestLiveOriginAndHost(t *testing.T) {
 
 	t.Run("allow_hosts admits a same-host proxy", func(t *testing.T) {
 		loadCaddyfile(t, "", site("allow_hosts api.example.com"))
-		run(t, []check{
+		run(t, []originCheck{
 			{"listed Host", map[string]string{"Host": "api.example.com"}, 200, ""},
 			{"listed Host with a same-origin page", map[string]string{"Host": "api.example.com", "Origin": "https://api.example.com"}, 200, "https://api.example.com"},
 			{"other Host", map[string]string{"Host": "evil.example"}, 403, ""},
@@ -186,7 +202,7 @@ func TestLiveOriginAndHost(t *testing.T) {
 		loadCaddyfile(t, `servers {
 		trusted_proxies static private_ranges
 	}`, site(""))
-		run(t, []check{
+		run(t, []originCheck{
 			{"public Host forwarded by a trusted proxy", map[string]string{"Host": "api.example.com", "X-Forwarded-For": "203.0.113.7"}, 200, ""},
 			{"same-origin page behind a trusted proxy", map[string]string{"Host": "api.example.com", "X-Forwarded-For": "203.0.113.7", "Origin": "https://api.example.com"}, 200, "https://api.example.com"},
 			{"cross-site Origin through a trusted proxy", map[string]string{"Host": "api.example.com", "X-Forwarded-For": "203.0.113.7", "Origin": "https://evil.example"}, 403, ""},
@@ -228,13 +244,7 @@ func TestLiveCodeModeOriginAndHost(t *testing.T) {
 	}
 	const execBody = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"code":"return await counter.count({})"}}}`
 
-	type check struct {
-		name       string
-		header     map[string]string
-		wantStatus int
-		wantACAO   string
-	}
-	run := func(t *testing.T, checks []check) {
+	run := func(t *testing.T, checks []originCheck) {
 		for _, c := range checks {
 			for _, body := range []string{pingBody, execBody} {
 				before := calls.Load()
@@ -258,33 +268,12 @@ func TestLiveCodeModeOriginAndHost(t *testing.T) {
 
 	t.Run("default policy", func(t *testing.T) {
 		loadCaddyfile(t, "", site("allow_origins https://app.example.com"))
-		run(t, []check{
-			{"client without Origin", nil, 200, ""},
-			{"DNS rebinding: hostile Host with matching Origin", map[string]string{"Host": "evil.example:" + livePort, "Origin": "http://evil.example:" + livePort}, 403, ""},
-			{"DNS rebinding: hostile Host, no Origin", map[string]string{"Host": "evil.example"}, 403, ""},
-			{"DNS rebinding: hostile Host with a loopback Origin", map[string]string{"Host": "evil.example:" + livePort, "Origin": "http://127.0.0.1:" + livePort}, 403, ""},
-			{"cross-site Origin", map[string]string{"Origin": "https://evil.example"}, 403, ""},
-			{"a page from another port on this machine", map[string]string{"Origin": "http://127.0.0.1:8000"}, 403, ""},
-			{"a page from localhost on another port", map[string]string{"Host": "localhost:" + livePort, "Origin": "http://localhost:3000"}, 403, ""},
-			{"Origin null", map[string]string{"Origin": "null"}, 403, ""},
-			{"browser client from an allowed Origin", map[string]string{"Origin": "https://app.example.com"}, 200, "https://app.example.com"},
-			{"same-origin page on loopback", map[string]string{"Origin": "http://" + liveAddr}, 200, "http://" + liveAddr},
-			{"same-origin page on localhost", map[string]string{"Host": "localhost:" + livePort, "Origin": "http://localhost:" + livePort}, 200, "http://localhost:" + livePort},
-			{"same-host proxy forwarding a public Host", map[string]string{"Host": "api.example.com"}, 403, ""},
-		})
+		run(t, defaultPolicyChecks())
 
-		pre := func(origin string) *http.Response {
-			req, _ := http.NewRequest(http.MethodOptions, "http://"+liveAddr+"/code", nil)
-			req.Header.Set("Origin", origin)
-			req.Header.Set("Access-Control-Request-Method", "POST")
-			req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version")
-			resp, _ := do(t, req)
-			return resp
-		}
-		if resp := pre("https://app.example.com"); resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+		if resp := preflight(t, "/code", "https://app.example.com"); resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
 			t.Errorf("preflight from the allowed origin: %d %v", resp.StatusCode, resp.Header)
 		}
-		if resp := pre("https://evil.example"); resp.StatusCode != 403 || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		if resp := preflight(t, "/code", "https://evil.example"); resp.StatusCode != 403 || resp.Header.Get("Access-Control-Allow-Origin") != "" {
 			t.Errorf("preflight from another origin: %d %v", resp.StatusCode, resp.Header)
 		}
 
@@ -297,7 +286,7 @@ func TestLiveCodeModeOriginAndHost(t *testing.T) {
 
 	t.Run("allow_hosts admits a same-host proxy", func(t *testing.T) {
 		loadCaddyfile(t, "", site("allow_hosts api.example.com"))
-		run(t, []check{
+		run(t, []originCheck{
 			{"listed Host", map[string]string{"Host": "api.example.com"}, 200, ""},
 			{"listed Host with a same-origin page", map[string]string{"Host": "api.example.com", "Origin": "https://api.example.com"}, 200, "https://api.example.com"},
 			{"listed Host with a cross-site Origin", map[string]string{"Host": "api.example.com", "Origin": "https://evil.example"}, 403, ""},

@@ -5,6 +5,7 @@ package mcptest
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -146,4 +147,16 @@ func ClosedAddr(t testing.TB) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// RPCRequest is what a test's hand-written MCP server reads of a JSON-RPC
+// message: the id to answer with, as sent, the method, and the params of
+// tools/call and tools/list.
+type RPCRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name   string `json:"name"`
+		Cursor string `json:"cursor"`
+	} `json:"params"`
 }
