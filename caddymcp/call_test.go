@@ -187,18 +187,23 @@ func TestLiveUpstreamMode(t *testing.T) {
 
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
-			c := connect(t, "/mcp", era, map[string]string{
-				"Authorization": "Bearer client-token",
-				"Cookie":        "session=client-cookie",
-				"X-User":        "alice",
-			})
+			c := connect(t, "/mcp", era, restClientHeaders)
 			runRESTScenarios(t, c, "/mcp")
 		})
 	}
 }
 
+// restClientHeaders are what runRESTScenarios' client sends: credentials
+// of the MCP client, which must not reach the upstream, and X-User, which
+// a placeholder header line forwards.
+var restClientHeaders = map[string]string{
+	"Authorization": "Bearer client-token",
+	"Cookie":        "session=client-cookie",
+	"X-User":        "alice",
+}
+
 // runRESTScenarios checks every way an argument travels and every result
-// type, against the tools of restTools.
+// type, against the tools of restTools, for a client of restClientHeaders.
 func runRESTScenarios(t *testing.T, cl *client.Client, endpoint string) {
 	t.Run("tools/list", func(t *testing.T) {
 		res, err := cl.ListTools(context.Background(), mcp.ListToolsRequest{})

@@ -101,11 +101,7 @@ func TestLiveRouteMode(t *testing.T) {
 			loadCaddyfile(t, "", layout.site)
 			for _, era := range eras {
 				t.Run(era, func(t *testing.T) {
-					c := connect(t, "/mcp", era, map[string]string{
-						"Authorization": "Bearer client-token",
-						"Cookie":        "session=client-cookie",
-						"X-User":        "alice",
-					})
+					c := connect(t, "/mcp", era, restClientHeaders)
 					t.Run("placeholders describe the tool request", func(t *testing.T) {
 						e := parseEcho(t, callTool(t, c, "repo", map[string]any{"owner": "o", "repo": "r"}))
 						if got := strings.Join(e.Headers["X-Seen-Path"], ""); got != "/anything/repos/o/r" {

@@ -94,7 +94,7 @@ func TestShorthandsMatchCaddy(t *testing.T) {
 // to {http.request.uri.query}) in every token. A tool with an argument of
 // that name must get its argument back, not the MCP request's path.
 func TestShorthandPlaceholdersAsArguments(t *testing.T) {
-	handlers := adaptMCPHandlers(t, `:8080 {
+	handler, paths := adaptedToolPaths(t, `:8080 {
 	mcp /mcp {
 		upstream http://127.0.0.1:9/api
 		tool read_file {
@@ -114,32 +114,20 @@ func TestShorthandPlaceholdersAsArguments(t *testing.T) {
 	}
 }
 `)
-	if len(handlers) != 1 {
-		t.Fatalf("found %d mcp handlers, want 1", len(handlers))
-	}
-	var cfg struct {
-		Tools []struct {
-			Name string `json:"name"`
-			Path string `json:"path"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(handlers[0], &cfg); err != nil {
-		t.Fatal(err)
-	}
 	wantPaths := map[string]string{
 		"read_file": "/files/{path}",
 		"search":    "/search/{query}",
 		"echo_path": "/echo{http.request.uri.path}",
 	}
-	for _, tool := range cfg.Tools {
-		if want := wantPaths[tool.Name]; tool.Path != want {
-			t.Errorf("tool %s: adapted path %q, want %q", tool.Name, tool.Path, want)
+	for name, path := range paths {
+		if want := wantPaths[name]; path != want {
+			t.Errorf("tool %s: adapted path %q, want %q", name, path, want)
 		}
 	}
 
 	// And the adapted config loads, with the argument in the path and the
 	// placeholder left for the replacer.
-	h, err := loadMCP(t, string(handlers[0]))
+	h, err := loadMCP(t, string(handler))
 	if err != nil {
 		t.Fatalf("load the adapted handler: %v", err)
 	}
@@ -171,7 +159,7 @@ func TestShorthandPlaceholdersAsArguments(t *testing.T) {
 // argument of that name". With input_schema, a property is an argument
 // even without an arg line.
 func TestShorthandPlaceholderAsInputSchemaProperty(t *testing.T) {
-	handlers := adaptMCPHandlers(t, `:8080 {
+	_, paths := adaptedToolPaths(t, `:8080 {
 	mcp /mcp {
 		upstream http://127.0.0.1:9
 		tool read_file {
@@ -184,19 +172,8 @@ func TestShorthandPlaceholderAsInputSchemaProperty(t *testing.T) {
 	}
 }
 `)
-	if len(handlers) != 1 {
-		t.Fatalf("found %d mcp handlers, want 1", len(handlers))
-	}
-	var cfg struct {
-		Tools []struct {
-			Path string `json:"path"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(handlers[0], &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Tools) != 1 || cfg.Tools[0].Path != "/files/{path}" {
-		t.Errorf("adapted tools %s, want path /files/{path}", asJSON(cfg.Tools))
+	if len(paths) != 1 || paths["read_file"] != "/files/{path}" {
+		t.Errorf("adapted tools %s, want path /files/{path}", asJSON(paths))
 	}
 }
 
@@ -216,21 +193,10 @@ func TestShorthandNamesAsArguments(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			handlers := adaptMCPHandlers(t, ":8080 {\n\tmcp {\n\t\ttool t {\n\t\t\tdescription d\n\t\t\tget /x/{"+
+			_, paths := adaptedToolPaths(t, ":8080 {\n\tmcp {\n\t\ttool t {\n\t\t\tdescription d\n\t\t\tget /x/{"+
 				name+"}\n\t\t\targ "+name+"\n\t\t}\n\t}\n}\n")
-			if len(handlers) != 1 {
-				t.Fatalf("found %d mcp handlers, want 1", len(handlers))
-			}
-			var cfg struct {
-				Tools []struct {
-					Path string `json:"path"`
-				} `json:"tools"`
-			}
-			if err := json.Unmarshal(handlers[0], &cfg); err != nil {
-				t.Fatal(err)
-			}
-			if want := "/x/{" + name + "}"; len(cfg.Tools) != 1 || cfg.Tools[0].Path != want {
-				t.Errorf("adapted tools %s, want path %s", asJSON(cfg.Tools), want)
+			if want := "/x/{" + name + "}"; len(paths) != 1 || paths["t"] != want {
+				t.Errorf("adapted tools %s, want path %s", asJSON(paths), want)
 			}
 		})
 	}
@@ -264,4 +230,29 @@ func TestShorthandsStayInTextNeverReplaced(t *testing.T) {
 			t.Errorf("adapted JSON lacks %s:\n%s", want, raw)
 		}
 	}
+}
+
+// adaptedToolPaths adapts a Caddyfile that holds one mcp handler and
+// returns the handler's JSON and the path line of each of its tools, by
+// tool name, as the adapter left them.
+func adaptedToolPaths(t *testing.T, input string) (json.RawMessage, map[string]string) {
+	t.Helper()
+	handlers := adaptMCPHandlers(t, input)
+	if len(handlers) != 1 {
+		t.Fatalf("found %d mcp handlers, want 1", len(handlers))
+	}
+	var cfg struct {
+		Tools []struct {
+			Name string `json:"name"`
+			Path string `json:"path"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(handlers[0], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	paths := make(map[string]string, len(cfg.Tools))
+	for _, tool := range cfg.Tools {
+		paths[tool.Name] = tool.Path
+	}
+	return handlers[0], paths
 }

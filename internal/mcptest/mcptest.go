@@ -1,6 +1,8 @@
 // Package mcptest holds what tests of several packages need to talk MCP to
 // a running endpoint: an initialized mcp-go client, a bounded tool call,
-// the text of a result, and go-httpbin as a REST upstream.
+// the text of a result, go-httpbin as a REST upstream, an address that
+// refuses connections, and what a hand-written MCP server reads of a
+// request.
 package mcptest
 
 import (
