@@ -64,18 +64,6 @@ func sameNameBackend(t testing.TB, n int, instructions string) *httptest.Server 
 	return hs
 }
 
-// loadObserved loads a codemode handler whose logs the test reads.
-func loadObserved(t testing.TB, config string) (*CodeMode, *observer.ObservedLogs) {
-	t.Helper()
-	cm, _, err := loadCodeMode(t, config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, logs := observer.New(zap.DebugLevel)
-	cm.logger = zap.New(core)
-	return cm, logs
-}
-
 // waitListed waits for the backends' first tool lists.
 func waitListed(t testing.TB, cm *CodeMode) {
 	t.Helper()
@@ -84,15 +72,6 @@ func waitListed(t testing.TB, cm *CodeMode) {
 			t.Fatalf("backend %s: %v", b.name, err)
 		}
 	}
-}
-
-// executeCode calls the execute tool as mcp-go does.
-func executeCode(cm *CodeMode, args map[string]any) *mcp.CallToolResult {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = cm.ToolName
-	req.Params.Arguments = args
-	res, _ := cm.execute(context.Background(), req)
-	return res
 }
 
 // toolCallSeries lists the series of caddy_mcp_tool_calls_total as

@@ -45,15 +45,6 @@ func unmarshalTool(t *testing.T, lines string) *Tool {
 	return h.Tools[0]
 }
 
-// asJSON renders v for failure messages, where %+v would print pointers.
-func asJSON(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return "<" + err.Error() + ">"
-	}
-	return string(b)
-}
-
 func hintValue(b bool) *bool { return &b }
 
 func rawList(values ...string) []json.RawMessage {

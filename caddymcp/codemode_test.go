@@ -22,7 +22,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -176,50 +175,6 @@ func (c *concurrencyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"id":%q}`, r.URL.Query().Get("id"))
 }
 
-// execute runs code through a codemode endpoint's tool.
-func execute(t *testing.T, c *client.Client, code string) *mcp.CallToolResult {
-	t.Helper()
-	return callTool(t, c, "execute", map[string]any{"code": code})
-}
-
-// listenOn starts an MCP server on addr (host:port); stop it with the
-// returned function. stateful servers keep sessions, as older servers do,
-// and speak only 2025-11-25.
-func listenOn(t *testing.T, addr string, stateful bool) func() {
-	t.Helper()
-	srv := server.NewMCPServer("late", "1")
-	srv.AddTool(mcp.NewTool("ping_back", mcp.WithString("word")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, _ := req.Params.Arguments.(map[string]any)
-		return mcp.NewToolResultText(fmt.Sprintf("pong %v", args["word"])), nil
-	})
-	opts := []server.StreamableHTTPOption{server.WithDisableLocalhostProtection(true)}
-	if stateful {
-		opts = append(opts, server.WithStateful(true), server.WithStreamableHTTPProtocolVersions("2025-11-25"))
-	}
-	var ln net.Listener
-	var err error
-	for i := 0; i < 50; i++ {
-		if ln, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: server.NewStreamableHTTPServer(srv, opts...)}
-	go hs.Serve(ln)
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			hs.Close()
-		}
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
 func TestLiveCodeMode(t *testing.T) {
 	bin := mcptest.StartHTTPBin(t)
 	api := &concurrencyAPI{}
@@ -361,39 +316,6 @@ return items.map(i => i.id).join(",")`)
 // unreachableURL is a backend nobody listens on: port 1 on loopback
 // refuses at once.
 const unreachableURL = "http://127.0.0.1:1/mcp"
-
-// loadCodeMode loads a codemode handler from its JSON config the way Caddy
-// does when a config is loaded: strict decoding, then Provision and
-// Validate. unload cancels the handler's context, which runs its Cleanup,
-// as Caddy does when the config is replaced; it runs at most once, and at
-// the end of the test if the test did not call it.
-func loadCodeMode(t testing.TB, config string) (cm *CodeMode, unload func(), err error) {
-	t.Helper()
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	// Caddy cancels a context once; a second cancel would run Cleanup again.
-	unload = sync.OnceFunc(cancel)
-	t.Cleanup(unload)
-	mod, err := ctx.LoadModuleByID("http.handlers.codemode", json.RawMessage(config))
-	if err != nil {
-		return nil, unload, err
-	}
-	return mod.(*CodeMode), unload, nil
-}
-
-// loadCodeModeCaddyfile parses a codemode Caddyfile snippet, turns it into
-// JSON as the adapter does, and loads that.
-func loadCodeModeCaddyfile(t *testing.T, input string) (*CodeMode, func(), error) {
-	t.Helper()
-	cm, err := unmarshalCodeMode(input)
-	if err != nil {
-		t.Fatalf("the Caddyfile does not parse: %v", err)
-	}
-	config, err := json.Marshal(cm)
-	if err != nil {
-		t.Fatalf("the parsed handler does not marshal: %v", err)
-	}
-	return loadCodeMode(t, string(config))
-}
 
 // poolRefs is how many loaded handlers hold the pooled backend under key.
 func poolRefs(key string) int {
@@ -954,13 +876,6 @@ func TestCodeModeAdaptGoldensLoad(t *testing.T) {
 			}
 		})
 	}
-}
-
-// adaptCodeModeHandlers adapts a whole Caddyfile and returns the JSON of
-// every codemode handler in it, without the "handler" key.
-func adaptCodeModeHandlers(t *testing.T, input string) []json.RawMessage {
-	t.Helper()
-	return adapttest.Handlers(adapttest.Adapt(t, input), "codemode")
 }
 
 // echoMCPServer is a stateless mcp-go server whose tool echo answers with

@@ -213,15 +213,6 @@ func TestLiveOriginAndHost(t *testing.T) {
 	})
 }
 
-func mustRequest(t *testing.T, method, url string) *http.Request {
-	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return req
-}
-
 // TestLiveCodeModeOriginAndHost: the codemode endpoint refuses DNS
 // rebinding and cross-site requests before any code runs, and serves the
 // allowed cases.

@@ -28,7 +28,9 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard" // the directives the live and adapter tests use
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/adapttest"
 	"github.com/caddy-mcp/caddy-mcp/internal/fuzzing"
@@ -533,4 +535,264 @@ func fuzzParse(t *testing.T, text string, unmarshal func(*caddyfile.Dispenser) e
 	}
 	fuzzing.Within(t, fuzzHang, "the parser", func() { err = unmarshal(caddyfile.NewDispenser(tokens)) })
 	return err
+}
+
+// execute runs code through a codemode endpoint's tool.
+func execute(t *testing.T, c *client.Client, code string) *mcp.CallToolResult {
+	t.Helper()
+	return callTool(t, c, "execute", map[string]any{"code": code})
+}
+
+// listenOn starts an MCP server on addr (host:port); stop it with the
+// returned function. stateful servers keep sessions, as older servers do,
+// and speak only 2025-11-25.
+func listenOn(t *testing.T, addr string, stateful bool) func() {
+	t.Helper()
+	srv := server.NewMCPServer("late", "1")
+	srv.AddTool(mcp.NewTool("ping_back", mcp.WithString("word")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, _ := req.Params.Arguments.(map[string]any)
+		return mcp.NewToolResultText(fmt.Sprintf("pong %v", args["word"])), nil
+	})
+	opts := []server.StreamableHTTPOption{server.WithDisableLocalhostProtection(true)}
+	if stateful {
+		opts = append(opts, server.WithStateful(true), server.WithStreamableHTTPProtocolVersions("2025-11-25"))
+	}
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ {
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: server.NewStreamableHTTPServer(srv, opts...)}
+	go hs.Serve(ln)
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			hs.Close()
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// loadCodeMode loads a codemode handler from its JSON config the way Caddy
+// does when a config is loaded: strict decoding, then Provision and
+// Validate. unload cancels the handler's context, which runs its Cleanup,
+// as Caddy does when the config is replaced; it runs at most once, and at
+// the end of the test if the test did not call it.
+func loadCodeMode(t testing.TB, config string) (cm *CodeMode, unload func(), err error) {
+	t.Helper()
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	// Caddy cancels a context once; a second cancel would run Cleanup again.
+	unload = sync.OnceFunc(cancel)
+	t.Cleanup(unload)
+	mod, err := ctx.LoadModuleByID("http.handlers.codemode", json.RawMessage(config))
+	if err != nil {
+		return nil, unload, err
+	}
+	return mod.(*CodeMode), unload, nil
+}
+
+// loadCodeModeCaddyfile parses a codemode Caddyfile snippet, turns it into
+// JSON as the adapter does, and loads that.
+func loadCodeModeCaddyfile(t *testing.T, input string) (*CodeMode, func(), error) {
+	t.Helper()
+	cm, err := unmarshalCodeMode(input)
+	if err != nil {
+		t.Fatalf("the Caddyfile does not parse: %v", err)
+	}
+	config, err := json.Marshal(cm)
+	if err != nil {
+		t.Fatalf("the parsed handler does not marshal: %v", err)
+	}
+	return loadCodeMode(t, string(config))
+}
+
+// adaptCodeModeHandlers adapts a whole Caddyfile and returns the JSON of
+// every codemode handler in it, without the "handler" key.
+func adaptCodeModeHandlers(t *testing.T, input string) []json.RawMessage {
+	t.Helper()
+	return adapttest.Handlers(adapttest.Adapt(t, input), "codemode")
+}
+
+// loadMCP loads an mcp handler from its JSON config the way Caddy does when
+// a config is loaded: strict decoding, then Provision and Validate.
+func loadMCP(t *testing.T, config string) (*Handler, error) {
+	t.Helper()
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel) // also runs the handler's Cleanup
+	mod, err := ctx.LoadModuleByID("http.handlers.mcp", json.RawMessage(config))
+	if err != nil {
+		return nil, err
+	}
+	return mod.(*Handler), nil
+}
+
+// loadMCPCaddyfile parses an mcp Caddyfile snippet, turns it into JSON as
+// the adapter does, and loads that.
+func loadMCPCaddyfile(t *testing.T, input string) (*Handler, error) {
+	t.Helper()
+	h, err := unmarshalMCP(input)
+	if err != nil {
+		t.Fatalf("the Caddyfile does not parse: %v", err)
+	}
+	config, err := json.Marshal(h)
+	if err != nil {
+		t.Fatalf("the parsed handler does not marshal: %v", err)
+	}
+	return loadMCP(t, string(config))
+}
+
+// adaptMCPHandlers adapts a whole Caddyfile with Caddy's own adapter and
+// returns the JSON of every mcp handler in the result, in order, without
+// the "handler" key (the module's own config, as LoadModuleByID takes it).
+func adaptMCPHandlers(t *testing.T, input string) []json.RawMessage {
+	t.Helper()
+	return adapttest.Handlers(adapttest.Adapt(t, input), "mcp")
+}
+
+// fuzzMCPTools are the tools of FuzzMCPHandler: every placement, body mode,
+// defaults, enums, an input and an output schema, and upstream answers of
+// every kind (errors, timeouts, oversize, text, images, HEAD).
+func fuzzMCPTools() []*Tool {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	return []*Tool{
+		{Name: "get_order", Description: "Get one order.", Method: "GET", Path: "/orders/{id}", Args: []*Arg{
+			{Name: "id", Type: "integer", Required: true},
+			{Name: "expand", Type: "string[]", Enum: []json.RawMessage{raw(`"customer"`), raw(`"items"`)}},
+			{Name: "request_id", In: "header", HeaderName: "X-Request-Id"},
+			{Name: "limit", Type: "integer", Default: raw(`10`)},
+		}},
+		{Name: "read_file", Description: "Read a file.", Method: "GET", Path: "/files/{path}", Args: []*Arg{
+			{Name: "path", Required: true}, {Name: "query"}, {Name: "flag", Type: "boolean", In: "query"},
+		}, Query: map[string][]string{"api_version": {"2024-01"}}},
+		{Name: "create_issue", Description: "Open an issue.", Method: "POST", Path: "/repos/{owner}/{repo}/issues",
+			InputSchema: raw(`{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"title":{"type":"string","maxLength":200},` +
+				`"labels":{"type":"array","items":{"type":"string"}},"meta":{"type":"object"},"request_id":{"type":"string"}},"required":["owner","repo","title"]}`),
+			Args: []*Arg{{Name: "request_id", In: "header", HeaderName: "X-Request-Id"}}, Query: map[string][]string{"tenant": {"acme"}}},
+		{Name: "free_form", Description: "Anything goes.", Method: "DELETE", Path: "/free", InputSchema: raw(`{"type":"object"}`),
+			Query: map[string][]string{"tenant": {"acme"}}},
+		{Name: "submit_form", Description: "A form.", Method: "POST", Path: "/form", Body: "form", Args: []*Arg{
+			{Name: "a"}, {Name: "b", Type: "string[]"}, {Name: "n", Type: "number"},
+		}},
+		{Name: "put_tags", Description: "Replace tags.", Method: "PUT", Path: "/orders/{id}/tags", Body: "arg", BodyArg: "tags", Args: []*Arg{
+			{Name: "id", Type: "integer", Required: true}, {Name: "tags", Type: "string[]", Required: true},
+		}},
+		{Name: "structured", Description: "Structured.", Method: "GET", Path: "/structured",
+			OutputSchema: raw(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`)},
+		{Name: "bad_structured", Description: "Breaks its schema.", Method: "GET", Path: "/text",
+			OutputSchema: raw(`{"type":"object"}`)},
+		{Name: "fail", Description: "Fails.", Method: "GET", Path: "/fail"},
+		{Name: "slow", Description: "Times out.", Method: "GET", Path: "/slow", Timeout: caddy.Duration(30 * time.Millisecond)},
+		{Name: "big", Description: "Too large.", Method: "GET", Path: "/big"},
+		{Name: "image", Description: "An image.", Method: "GET", Path: "/image"},
+		{Name: "redirect", Description: "Redirects.", Method: "GET", Path: "/redirect"},
+		{Name: "head", Description: "HEAD.", Method: "HEAD", Path: "/h/{id}", Args: []*Arg{{Name: "id", Type: "number"}}},
+		{Name: "secret_path", Description: "A placeholder in the path.", Method: "PATCH", Path: "/t/{env.FUZZ_MCP_TENANT}/{id}", Args: []*Arg{
+			{Name: "id", Required: true}, {Name: "obj", Type: "object"}, {Name: "objs", Type: "object[]"},
+		}, Headers: http.Header{"Content-Type": {"application/merge-patch+json"}}},
+	}
+}
+
+// fuzzUpstream answers by path, and records what it saw.
+func fuzzUpstream(rec *fuzzRecorded) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.record(r)
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		rec.recordBody(r, body)
+		switch {
+		case r.URL.Path == "/v2/fail":
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"error":"boom"}`)
+		case r.URL.Path == "/v2/slow":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Second):
+			}
+		case r.URL.Path == "/v2/big":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `"`+strings.Repeat("x", 80<<10)+`"`)
+		case r.URL.Path == "/v2/structured":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":9007199254740993,"extra":"é"}`)
+		case r.URL.Path == "/v2/text":
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "plain text \xff")
+		case r.URL.Path == "/v2/image":
+			w.Header().Set("Content-Type", "image/png")
+			w.Write([]byte("\x89PNG\r\n\x1a\n\x00\x00"))
+		case r.URL.Path == "/v2/redirect":
+			http.Redirect(w, r, "http://elsewhere.example/?key=k", http.StatusFound)
+		default:
+			// Echo what the request carried that came from arguments.
+			w.Header().Set("Content-Type", "application/json")
+			out, _ := json.Marshal(map[string]any{"method": r.Method, "path": r.URL.EscapedPath(), "query": r.URL.RawQuery, "body": string(body)})
+			w.Write(out)
+		}
+	})
+}
+
+// asJSON renders v for failure messages, where %+v would print pointers.
+func asJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+func mustRequest(t *testing.T, method, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// readLogs parses a JSON log file into entries.
+func readLogs(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e map[string]any
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// loadObserved loads a codemode handler whose logs the test reads.
+func loadObserved(t testing.TB, config string) (*CodeMode, *observer.ObservedLogs) {
+	t.Helper()
+	cm, _, err := loadCodeMode(t, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.DebugLevel)
+	cm.logger = zap.New(core)
+	return cm, logs
+}
+
+// executeCode calls the execute tool as mcp-go does.
+func executeCode(cm *CodeMode, args map[string]any) *mcp.CallToolResult {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = cm.ToolName
+	req.Params.Arguments = args
+	res, _ := cm.execute(context.Background(), req)
+	return res
 }

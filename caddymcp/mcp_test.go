@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,7 +19,6 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/caddy-mcp/caddy-mcp/internal/adapttest"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
@@ -50,34 +48,6 @@ func TestLiveUpstreamFromPlaceholder(t *testing.T) {
 	}
 	c = connect(t, "/unset", eras[0], nil)
 	wantToolError(t, callTool(t, c, "get", nil), "{env.CADDY_MCP_TEST_UNSET}/x", "does not resolve")
-}
-
-// loadMCP loads an mcp handler from its JSON config the way Caddy does when
-// a config is loaded: strict decoding, then Provision and Validate.
-func loadMCP(t *testing.T, config string) (*Handler, error) {
-	t.Helper()
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	t.Cleanup(cancel) // also runs the handler's Cleanup
-	mod, err := ctx.LoadModuleByID("http.handlers.mcp", json.RawMessage(config))
-	if err != nil {
-		return nil, err
-	}
-	return mod.(*Handler), nil
-}
-
-// loadMCPCaddyfile parses an mcp Caddyfile snippet, turns it into JSON as
-// the adapter does, and loads that.
-func loadMCPCaddyfile(t *testing.T, input string) (*Handler, error) {
-	t.Helper()
-	h, err := unmarshalMCP(input)
-	if err != nil {
-		t.Fatalf("the Caddyfile does not parse: %v", err)
-	}
-	config, err := json.Marshal(h)
-	if err != nil {
-		t.Fatalf("the parsed handler does not marshal: %v", err)
-	}
-	return loadMCP(t, string(config))
 }
 
 func TestProvisionReportsConfigErrors(t *testing.T) {
@@ -490,95 +460,6 @@ func TestProvisionBuildsTools(t *testing.T) {
 	if got := req.URL.String(); got != "https://api.example.com/v2/search" {
 		t.Errorf("search URL %s", got)
 	}
-}
-
-// adaptMCPHandlers adapts a whole Caddyfile with Caddy's own adapter and
-// returns the JSON of every mcp handler in the result, in order, without
-// the "handler" key (the module's own config, as LoadModuleByID takes it).
-func adaptMCPHandlers(t *testing.T, input string) []json.RawMessage {
-	t.Helper()
-	return adapttest.Handlers(adapttest.Adapt(t, input), "mcp")
-}
-
-// fuzzMCPTools are the tools of FuzzMCPHandler: every placement, body mode,
-// defaults, enums, an input and an output schema, and upstream answers of
-// every kind (errors, timeouts, oversize, text, images, HEAD).
-func fuzzMCPTools() []*Tool {
-	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
-	return []*Tool{
-		{Name: "get_order", Description: "Get one order.", Method: "GET", Path: "/orders/{id}", Args: []*Arg{
-			{Name: "id", Type: "integer", Required: true},
-			{Name: "expand", Type: "string[]", Enum: []json.RawMessage{raw(`"customer"`), raw(`"items"`)}},
-			{Name: "request_id", In: "header", HeaderName: "X-Request-Id"},
-			{Name: "limit", Type: "integer", Default: raw(`10`)},
-		}},
-		{Name: "read_file", Description: "Read a file.", Method: "GET", Path: "/files/{path}", Args: []*Arg{
-			{Name: "path", Required: true}, {Name: "query"}, {Name: "flag", Type: "boolean", In: "query"},
-		}, Query: map[string][]string{"api_version": {"2024-01"}}},
-		{Name: "create_issue", Description: "Open an issue.", Method: "POST", Path: "/repos/{owner}/{repo}/issues",
-			InputSchema: raw(`{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"title":{"type":"string","maxLength":200},` +
-				`"labels":{"type":"array","items":{"type":"string"}},"meta":{"type":"object"},"request_id":{"type":"string"}},"required":["owner","repo","title"]}`),
-			Args: []*Arg{{Name: "request_id", In: "header", HeaderName: "X-Request-Id"}}, Query: map[string][]string{"tenant": {"acme"}}},
-		{Name: "free_form", Description: "Anything goes.", Method: "DELETE", Path: "/free", InputSchema: raw(`{"type":"object"}`),
-			Query: map[string][]string{"tenant": {"acme"}}},
-		{Name: "submit_form", Description: "A form.", Method: "POST", Path: "/form", Body: "form", Args: []*Arg{
-			{Name: "a"}, {Name: "b", Type: "string[]"}, {Name: "n", Type: "number"},
-		}},
-		{Name: "put_tags", Description: "Replace tags.", Method: "PUT", Path: "/orders/{id}/tags", Body: "arg", BodyArg: "tags", Args: []*Arg{
-			{Name: "id", Type: "integer", Required: true}, {Name: "tags", Type: "string[]", Required: true},
-		}},
-		{Name: "structured", Description: "Structured.", Method: "GET", Path: "/structured",
-			OutputSchema: raw(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`)},
-		{Name: "bad_structured", Description: "Breaks its schema.", Method: "GET", Path: "/text",
-			OutputSchema: raw(`{"type":"object"}`)},
-		{Name: "fail", Description: "Fails.", Method: "GET", Path: "/fail"},
-		{Name: "slow", Description: "Times out.", Method: "GET", Path: "/slow", Timeout: caddy.Duration(30 * time.Millisecond)},
-		{Name: "big", Description: "Too large.", Method: "GET", Path: "/big"},
-		{Name: "image", Description: "An image.", Method: "GET", Path: "/image"},
-		{Name: "redirect", Description: "Redirects.", Method: "GET", Path: "/redirect"},
-		{Name: "head", Description: "HEAD.", Method: "HEAD", Path: "/h/{id}", Args: []*Arg{{Name: "id", Type: "number"}}},
-		{Name: "secret_path", Description: "A placeholder in the path.", Method: "PATCH", Path: "/t/{env.FUZZ_MCP_TENANT}/{id}", Args: []*Arg{
-			{Name: "id", Required: true}, {Name: "obj", Type: "object"}, {Name: "objs", Type: "object[]"},
-		}, Headers: http.Header{"Content-Type": {"application/merge-patch+json"}}},
-	}
-}
-
-// fuzzUpstream answers by path, and records what it saw.
-func fuzzUpstream(rec *fuzzRecorded) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec.record(r)
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		rec.recordBody(r, body)
-		switch {
-		case r.URL.Path == "/v2/fail":
-			w.WriteHeader(http.StatusInternalServerError)
-			io.WriteString(w, `{"error":"boom"}`)
-		case r.URL.Path == "/v2/slow":
-			select {
-			case <-r.Context().Done():
-			case <-time.After(2 * time.Second):
-			}
-		case r.URL.Path == "/v2/big":
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `"`+strings.Repeat("x", 80<<10)+`"`)
-		case r.URL.Path == "/v2/structured":
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"id":9007199254740993,"extra":"é"}`)
-		case r.URL.Path == "/v2/text":
-			w.Header().Set("Content-Type", "text/plain")
-			io.WriteString(w, "plain text \xff")
-		case r.URL.Path == "/v2/image":
-			w.Header().Set("Content-Type", "image/png")
-			w.Write([]byte("\x89PNG\r\n\x1a\n\x00\x00"))
-		case r.URL.Path == "/v2/redirect":
-			http.Redirect(w, r, "http://elsewhere.example/?key=k", http.StatusFound)
-		default:
-			// Echo what the request carried that came from arguments.
-			w.Header().Set("Content-Type", "application/json")
-			out, _ := json.Marshal(map[string]any{"method": r.Method, "path": r.URL.EscapedPath(), "query": r.URL.RawQuery, "body": string(body)})
-			w.Write(out)
-		}
-	})
 }
 
 // FuzzMCPHandler posts fuzzed JSON-RPC bodies, with fuzzed MCP and browser

@@ -1,13 +1,10 @@
 package caddymcp
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -68,26 +65,6 @@ func TestBackendOutcome(t *testing.T) {
 			t.Errorf("%v: outcome %q, want %q", tt.err, got, tt.want)
 		}
 	}
-}
-
-// readLogs parses a JSON log file into entries.
-func readLogs(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e map[string]any
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // TestLiveLogsPlaceholdersMetrics checks the log line per tool call, the
