@@ -22,34 +22,6 @@ import (
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
-// TestLiveUpstreamFromPlaceholder resolves the upstream URL per call.
-func TestLiveUpstreamFromPlaceholder(t *testing.T) {
-	bin := mcptest.StartHTTPBin(t)
-	t.Setenv("CADDY_MCP_TEST_UPSTREAM", bin+"/anything/base")
-	loadCaddyfile(t, "", `http://:{$LIVE_PORT} {
-	mcp /mcp {
-		upstream {env.CADDY_MCP_TEST_UPSTREAM}
-		tool get {
-			description "x"
-			get /items
-		}
-	}
-	mcp /unset {
-		upstream {env.CADDY_MCP_TEST_UNSET}/x
-		tool get {
-			description "x"
-			get /items
-		}
-	}
-}`)
-	c := connect(t, "/mcp", eras[0], nil)
-	if e := parseEcho(t, callTool(t, c, "get", nil)); !strings.HasSuffix(e.URL, "/anything/base/items") {
-		t.Errorf("url %s", e.URL)
-	}
-	c = connect(t, "/unset", eras[0], nil)
-	wantToolError(t, callTool(t, c, "get", nil), "{env.CADDY_MCP_TEST_UNSET}/x", "does not resolve")
-}
-
 func TestProvisionReportsConfigErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -676,4 +648,32 @@ func FuzzMCPHandler(f *testing.F) {
 			t.Fatal("route mode handed the handlers after mcp a request with a nil Body")
 		}
 	})
+}
+
+// TestLiveUpstreamFromPlaceholder resolves the upstream URL per call.
+func TestLiveUpstreamFromPlaceholder(t *testing.T) {
+	bin := mcptest.StartHTTPBin(t)
+	t.Setenv("CADDY_MCP_TEST_UPSTREAM", bin+"/anything/base")
+	loadCaddyfile(t, "", `http://:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream {env.CADDY_MCP_TEST_UPSTREAM}
+		tool get {
+			description "x"
+			get /items
+		}
+	}
+	mcp /unset {
+		upstream {env.CADDY_MCP_TEST_UNSET}/x
+		tool get {
+			description "x"
+			get /items
+		}
+	}
+}`)
+	c := connect(t, "/mcp", eras[0], nil)
+	if e := parseEcho(t, callTool(t, c, "get", nil)); !strings.HasSuffix(e.URL, "/anything/base/items") {
+		t.Errorf("url %s", e.URL)
+	}
+	c = connect(t, "/unset", eras[0], nil)
+	wantToolError(t, callTool(t, c, "get", nil), "{env.CADDY_MCP_TEST_UNSET}/x", "does not resolve")
 }

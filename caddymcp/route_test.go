@@ -10,49 +10,6 @@ import (
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
-// TestLiveSecretsRouteModeAbortLog: in route mode, reverse_proxy logs the
-// request it proxied, at warn, when it aborts an answer (over
-// max_response_size, or an upstream that breaks off the body). Caddy
-// redacts the credential headers there (Authorization, Cookie,
-// Proxy-Authorization) but no other; the README says to put a route-mode
-// secret in Authorization, or filter the log. This checks that the
-// recommended form keeps the secret out of the log.
-func TestLiveSecretsRouteModeAbortLog(t *testing.T) {
-	const secret = "abort-log-secret-6a2f"
-	t.Setenv("CADDY_MCP_SE_ABORT", secret)
-	f := startFaultServer(t)
-	logFile := filepath.Join(t.TempDir(), "caddy.log")
-	loadCaddyfile(t, fmt.Sprintf(`log {
-		output file %s
-	}`, logFile), fmt.Sprintf(`http://:{$LIVE_PORT} {
-	route /route {
-		mcp {
-			max_response_size 1MiB
-			header Authorization "Bearer {env.CADDY_MCP_SE_ABORT}"
-			tool big {
-				description "A 50 MB body."
-				get /big
-			}
-			tool reset {
-				description "Reset mid-body."
-				get /reset
-			}
-		}
-		reverse_proxy %s
-	}
-}`, f.addr()))
-	c := connect(t, "/route", eras[0], nil)
-	wantToolError(t, callTool(t, c, "big", nil), "max_response_size")
-	wantToolError(t, callTool(t, c, "reset", nil), "aborted")
-	logs, err := os.ReadFile(logFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if i := strings.Index(string(logs), secret); i >= 0 {
-		t.Errorf("the log holds the header secret: …%s…", logs[max(0, i-300):i+len(secret)])
-	}
-}
-
 // Route mode: without upstream, a tool call goes through the handlers that
 // follow mcp, as a fresh request, so reverse_proxy serves it.
 func TestLiveRouteMode(t *testing.T) {
@@ -191,4 +148,47 @@ func TestLiveRouteModeFailures(t *testing.T) {
 			wantOK(t, callTool(t, c, "bytes", map[string]any{"n": 100}))
 		}
 	})
+}
+
+// TestLiveSecretsRouteModeAbortLog: in route mode, reverse_proxy logs the
+// request it proxied, at warn, when it aborts an answer (over
+// max_response_size, or an upstream that breaks off the body). Caddy
+// redacts the credential headers there (Authorization, Cookie,
+// Proxy-Authorization) but no other; the README says to put a route-mode
+// secret in Authorization, or filter the log. This checks that the
+// recommended form keeps the secret out of the log.
+func TestLiveSecretsRouteModeAbortLog(t *testing.T) {
+	const secret = "abort-log-secret-6a2f"
+	t.Setenv("CADDY_MCP_SE_ABORT", secret)
+	f := startFaultServer(t)
+	logFile := filepath.Join(t.TempDir(), "caddy.log")
+	loadCaddyfile(t, fmt.Sprintf(`log {
+		output file %s
+	}`, logFile), fmt.Sprintf(`http://:{$LIVE_PORT} {
+	route /route {
+		mcp {
+			max_response_size 1MiB
+			header Authorization "Bearer {env.CADDY_MCP_SE_ABORT}"
+			tool big {
+				description "A 50 MB body."
+				get /big
+			}
+			tool reset {
+				description "Reset mid-body."
+				get /reset
+			}
+		}
+		reverse_proxy %s
+	}
+}`, f.addr()))
+	c := connect(t, "/route", eras[0], nil)
+	wantToolError(t, callTool(t, c, "big", nil), "max_response_size")
+	wantToolError(t, callTool(t, c, "reset", nil), "aborted")
+	logs, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(string(logs), secret); i >= 0 {
+		t.Errorf("the log holds the header secret: …%s…", logs[max(0, i-300):i+len(secret)])
+	}
 }
