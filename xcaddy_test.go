@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	_ "github.com/caddy-mcp/caddy-mcp/caddymcp"
+	"github.com/caddy-mcp/caddy-mcp/internal/adapttest"
 	"github.com/caddy-mcp/caddy-mcp/internal/version"
 )
 
@@ -145,30 +146,11 @@ func checkDirectiveOrder(t *testing.T, directive, order string) {
 		t.Errorf("directive %s: %v", directive, err)
 		return
 	}
-	var cfg struct {
-		Apps struct {
-			HTTP struct {
-				Servers map[string]struct {
-					Routes []struct {
-						Handle []struct {
-							Handler string `json:"handler"`
-						} `json:"handle"`
-					} `json:"routes"`
-				} `json:"servers"`
-			} `json:"http"`
-		} `json:"apps"`
-	}
-	if err := json.Unmarshal(out, &cfg); err != nil {
+	var doc any
+	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatal(err)
 	}
-	var handlers []string
-	for _, srv := range cfg.Apps.HTTP.Servers {
-		for _, r := range srv.Routes {
-			for _, h := range r.Handle {
-				handlers = append(handlers, h.Handler)
-			}
-		}
-	}
+	handlers := adapttest.HandlerNames(doc)
 	mine, theirs := slices.Index(handlers, directive), slices.Index(handlers, standardHandler[standard])
 	if mine < 0 || theirs < 0 || (position == "before") != (mine < theirs) {
 		t.Errorf("directive %s: handlers in the order %q, want it %s %s", directive, handlers, position, standard)

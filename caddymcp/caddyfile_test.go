@@ -1,15 +1,22 @@
 package caddymcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/adapttest"
 )
 
 // unmarshalMCP runs the mcp parser on a Caddyfile snippet that starts with
@@ -36,15 +43,6 @@ func unmarshalTool(t *testing.T, lines string) *Tool {
 		t.Fatalf("got %d tools, want 1", len(h.Tools))
 	}
 	return h.Tools[0]
-}
-
-// asJSON renders v for failure messages, where %+v would print pointers.
-func asJSON(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return "<" + err.Error() + ">"
-	}
-	return string(b)
 }
 
 func hintValue(b bool) *bool { return &b }
@@ -769,4 +767,122 @@ func TestUnmarshalCaddyfileArgBlockDuplicates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// updateGolden rewrites the expected half of every golden file with what
+// the adapter produces now. Review the diff before committing it.
+var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
+
+// TestCaddyfileAdapt adapts each testdata/adapt/*.caddyfiletest: a
+// Caddyfile, a line of ten dashes, then either the expected JSON config
+// (as caddytest.CompareAdapt prints it) or text the adapter's error must
+// contain. This is the format of Caddy's own caddyfile_adapt tests.
+func TestCaddyfileAdapt(t *testing.T) {
+	for _, g := range adapttest.Goldens(t, filepath.Join("testdata", "adapt", "*.caddyfiletest")) {
+		t.Run(filepath.Base(g.File), func(t *testing.T) {
+			if updateGolden {
+				writeGolden(t, g.File, g.Input)
+				return
+			}
+
+			if g.WantsJSON() {
+				if !caddytest.CompareAdapt(t, g.File, g.Input, "caddyfile", g.Expected) {
+					t.Errorf("adapted JSON differs from %s (diff printed above)", g.File)
+				}
+				checkAdaptedHandlersLoad(t, g.Input)
+				return
+			}
+
+			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(g.Input), nil)
+			if err == nil {
+				t.Fatalf("adapted without error, want one containing %q", g.Expected)
+			}
+			if !strings.Contains(err.Error(), g.Expected) {
+				t.Errorf("error\n%s\ndoes not contain\n%s", err, g.Expected)
+			}
+		})
+	}
+}
+
+// checkAdaptedHandlersLoad requires a clean adaptation (no warnings: the
+// golden Caddyfiles are formatted, and a handler that fails to marshal is
+// only a warning) and every mcp handler in it to load as Caddy would load
+// it, so no golden file records a config Caddy would refuse.
+func checkAdaptedHandlersLoad(t *testing.T, input string) {
+	t.Helper()
+	handlers := adaptMCPHandlers(t, input)
+	if len(handlers) == 0 {
+		t.Error("the adapted config has no mcp handler")
+	}
+	for i, raw := range handlers {
+		if _, err := loadMCP(t, string(raw)); err != nil {
+			t.Errorf("mcp handler %d does not load: %v", i, err)
+		}
+	}
+}
+
+// writeGolden replaces the expected half of file with the adapter's
+// current output for input, in the form the test reads back.
+func writeGolden(t *testing.T, file, input string) {
+	t.Helper()
+	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
+	var expected string
+	if err != nil {
+		expected = err.Error()
+	} else {
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, out, "", "\t"); err != nil {
+			t.Fatal(err)
+		}
+		expected = pretty.String()
+	}
+	if err := os.WriteFile(file, []byte(input+"----------\n"+expected+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rewrote %s", file)
+}
+
+// mcp is ordered before respond (and so before reverse_proxy), whatever the
+// order of the lines in the site block: a catch-all respond or
+// reverse_proxy written first must not hide the MCP endpoint.
+func TestDirectiveOrder(t *testing.T) {
+	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(`:8080 {
+	reverse_proxy 127.0.0.1:9000
+	respond "fallback"
+	mcp /mcp {
+		tool ping {
+			description "Ping."
+			get /ping
+		}
+	}
+}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	order := adapttest.HandlerNames(doc)
+	want := []string{"mcp", "static_response", "reverse_proxy"}
+	if strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Errorf("handler order %q, want %q", order, want)
+	}
+}
+
+// FuzzMCPCaddyfile parses fuzzed Caddyfile text with the mcp directive's
+// parser; what parses is turned into JSON and loaded (Provision,
+// Validate). Invariants: no panic and no hang; errors are fine.
+func FuzzMCPCaddyfile(f *testing.F) {
+	for _, s := range append(fuzzCaddyfileSeeds("mcp"), fuzzAdaptSeeds(f, "mcp")...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		h := new(Handler)
+		if fuzzParse(t, text, h.UnmarshalCaddyfile) != nil {
+			return
+		}
+		fuzzLoadParsed(t, "http.handlers.mcp", h)
+	})
 }

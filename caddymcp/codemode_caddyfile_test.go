@@ -2,6 +2,7 @@ package caddymcp
 
 import (
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -394,4 +395,28 @@ func TestCodeModeUnmarshalCaddyfileNamesTheFailingBackend(t *testing.T) {
 	if !strings.Contains(err.Error(), `backend weather: transport "ws"`) || strings.Contains(err.Error(), "shop") {
 		t.Errorf("error %q should name the weather backend and only it", err)
 	}
+}
+
+// FuzzCodeModeCaddyfile parses fuzzed Caddyfile text with the codemode
+// directive's parser; what parses is turned into JSON and loaded
+// (Provision, Validate, Cleanup). Backend hosts are pointed at a closed
+// port on 127.0.0.1 first, so that the background connections reach no
+// network. Invariants: no panic and no hang; errors are fine.
+func FuzzCodeModeCaddyfile(f *testing.F) {
+	for _, s := range append(fuzzCaddyfileSeeds("codemode"), fuzzAdaptSeeds(f, "codemode")...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		cm := new(CodeMode)
+		if fuzzParse(t, text, cm.UnmarshalCaddyfile) != nil {
+			return
+		}
+		for _, b := range cm.Backends {
+			if u, err := url.Parse(b.URL); err == nil && u.Host != "" {
+				u.Host = "127.0.0.1:1"
+				b.URL = u.String()
+			}
+		}
+		fuzzLoadParsed(t, "http.handlers.codemode", cm)
+	})
 }

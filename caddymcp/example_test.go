@@ -13,6 +13,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	"github.com/caddy-mcp/caddy-mcp/caddymcp"
+	"github.com/caddy-mcp/caddy-mcp/internal/adapttest"
 )
 
 // exampleTools are the tools both MCP servers of Caddyfile.example offer.
@@ -77,7 +78,7 @@ func TestCaddyfileExample(t *testing.T) {
 	if err := json.Unmarshal(cfgJSON, &doc); err != nil {
 		t.Fatal(err)
 	}
-	raws := exampleMCPHandlers(doc)
+	raws := adapttest.Handlers(doc, "mcp")
 	if len(raws) != 2 {
 		t.Fatalf("found %d mcp handlers in the adapted config, want 2 (upstream mode and route mode)", len(raws))
 	}
@@ -120,36 +121,4 @@ func TestCaddyfileExample(t *testing.T) {
 	if err := caddy.Validate(&full); err != nil {
 		t.Fatalf("validating the adapted Caddyfile.example: %v", err)
 	}
-}
-
-// exampleMCPHandlers finds the mcp handlers anywhere in an adapted config and
-// returns their JSON without the "handler" key.
-func exampleMCPHandlers(v any) []json.RawMessage {
-	var out []json.RawMessage
-	switch v := v.(type) {
-	case map[string]any:
-		if v["handler"] == "mcp" {
-			h := make(map[string]any, len(v))
-			for k, val := range v {
-				if k != "handler" {
-					h[k] = val
-				}
-			}
-			raw, _ := json.Marshal(h)
-			return append(out, raw)
-		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // a stable order for error messages
-		for _, k := range keys {
-			out = append(out, exampleMCPHandlers(v[k])...)
-		}
-	case []any:
-		for _, e := range v {
-			out = append(out, exampleMCPHandlers(e)...)
-		}
-	}
-	return out
 }

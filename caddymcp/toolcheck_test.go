@@ -130,3 +130,23 @@ func TestCheckCaddyfile(t *testing.T) {
 		})
 	}
 }
+
+// Typed object arguments cannot go in the query: a GET tool with an object
+// or object[] arg is a config error.
+func TestObjectArgsGoOnlyInTheBody(t *testing.T) {
+	for _, typ := range []string{"object", "object[]"} {
+		_, err := loadMCPCaddyfile(t, "mcp {\n tool t {\n  description d\n  get /x\n  arg f "+typ+"\n }\n}")
+		if err == nil || !strings.Contains(err.Error(), "only in the body") {
+			t.Errorf("%s: error %v", typ, err)
+		}
+	}
+}
+
+// A query in the path line is a config error: query parameters belong in
+// query lines or arguments.
+func TestQueryInThePathLineIsAConfigError(t *testing.T) {
+	_, err := loadMCPCaddyfile(t, "mcp {\n tool t {\n  description d\n  get /search?type=repo\n }\n}")
+	if err == nil || !strings.Contains(err.Error(), "query lines") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,22 +15,14 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
-)
 
-// rpcMessage is what the hand-written servers read of a request.
-type rpcMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name   string `json:"name"`
-		Cursor string `json:"cursor"`
-	} `json:"params"`
-}
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
+)
 
 // defaultAnswer is a well-behaved server's answer to msg: it speaks
 // 2025-11-25 (the probe for 2026-07-28 finds no such method) and has two
 // tools, echo and charge.
-func defaultAnswer(msg rpcMessage) string {
+func defaultAnswer(msg mcptest.RPCRequest) string {
 	switch msg.Method {
 	case "initialize":
 		return rpcResult(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
@@ -57,10 +48,10 @@ type rawBackend struct {
 	srv         *httptest.Server
 	sessionless bool
 	staleStatus int
-	call        func(w http.ResponseWriter, msg rpcMessage)  // nil: defaultAnswer
-	list        func(w http.ResponseWriter, msg rpcMessage)  // nil: defaultAnswer
-	get         func(w http.ResponseWriter, r *http.Request) // nil: 405
-	reply       func(w http.ResponseWriter, msg rpcMessage)  // the client's answers to the server's requests; nil: 202
+	call        func(w http.ResponseWriter, msg mcptest.RPCRequest) // nil: defaultAnswer
+	list        func(w http.ResponseWriter, msg mcptest.RPCRequest) // nil: defaultAnswer
+	get         func(w http.ResponseWriter, r *http.Request)        // nil: 405
+	reply       func(w http.ResponseWriter, msg mcptest.RPCRequest) // the client's answers to the server's requests; nil: 202
 
 	mu       sync.Mutex
 	sessions map[string]bool
@@ -108,7 +99,7 @@ func (rb *rawBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodDelete:
 		return
 	}
-	var msg rpcMessage
+	var msg mcptest.RPCRequest
 	body, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(body, &msg)
 	if msg.Method == "" && msg.ID != nil && rb.reply != nil {
@@ -176,8 +167,8 @@ func connectedBackend(t *testing.T, cfg BackendConfig) *Backend {
 // tool once. Only a 404 or 400 to a request that carried a session means
 // the backend refused it.
 func TestCallNeverSentTwice(t *testing.T) {
-	jsonError := func(status int, message string) func(http.ResponseWriter, rpcMessage) {
-		return func(w http.ResponseWriter, msg rpcMessage) {
+	jsonError := func(status int, message string) func(http.ResponseWriter, mcptest.RPCRequest) {
+		return func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 			w.WriteHeader(status)
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%q}}`, msg.ID, message)
 		}
@@ -185,22 +176,22 @@ func TestCallNeverSentTwice(t *testing.T) {
 	type test struct {
 		name        string
 		sessionless bool
-		call        func(http.ResponseWriter, rpcMessage)
+		call        func(http.ResponseWriter, mcptest.RPCRequest)
 		get         func(http.ResponseWriter, *http.Request)
-		reply       func(http.ResponseWriter, rpcMessage)
+		reply       func(http.ResponseWriter, mcptest.RPCRequest)
 		wantErr     string
 	}
 	tests := []test{
 		{name: "a JSON-RPC error naming the session", call: jsonError(http.StatusOK, "invalid session token"), wantErr: "invalid session token"},
 		{name: "a JSON-RPC error saying the session is unknown", call: jsonError(http.StatusOK, "Bad Request: unknown session, 400"), wantErr: "unknown session"},
-		{name: "a tool error naming the session", call: func(w http.ResponseWriter, msg rpcMessage) {
+		{name: "a tool error naming the session", call: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 			io.WriteString(w, rpcResult(msg.ID, `{"isError":true,"content":[{"type":"text","text":"invalid session token"}]}`))
 		}, wantErr: "invalid session token"},
-		{name: "an event stream with the error", call: func(w http.ResponseWriter, msg rpcMessage) {
+		{name: "an event stream with the error", call: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32000,\"message\":\"session expired\"}}\n\n", msg.ID)
 		}, wantErr: "session expired"},
-		{name: "a 500 naming the session", call: func(w http.ResponseWriter, msg rpcMessage) {
+		{name: "a 500 naming the session", call: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 			w.Header().Set("Content-Type", "text/plain")
 			w.WriteHeader(http.StatusInternalServerError)
 			io.WriteString(w, "invalid session: the token expired")
@@ -210,7 +201,7 @@ func TestCallNeverSentTwice(t *testing.T) {
 			// The answer stream ends before the answer, asking to be
 			// resumed; the resuming GET gets 404. The POST reached the tool.
 			name: "an answer stream that cannot be resumed",
-			call: func(w http.ResponseWriter, msg rpcMessage) {
+			call: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				io.WriteString(w, "id: 1\nretry: 10\n\n")
 			},
@@ -226,7 +217,7 @@ func TestCallNeverSentTwice(t *testing.T) {
 		replied := make(chan struct{}, 1)
 		tests = append(tests, test{
 			name: fmt.Sprintf("a %d to the client's answer to a server request", status),
-			call: func(w http.ResponseWriter, msg rpcMessage) {
+			call: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"ping\"}\n\n")
 				w.(http.Flusher).Flush()
@@ -237,7 +228,7 @@ func TestCallNeverSentTwice(t *testing.T) {
 				case <-time.After(5 * time.Second):
 				}
 			},
-			reply: func(w http.ResponseWriter, msg rpcMessage) {
+			reply: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 				w.WriteHeader(status)
 				w.(http.Flusher).Flush()
 				select {
@@ -291,7 +282,7 @@ func TestCallAgainOnStaleSession(t *testing.T) {
 // stale on the new session too is not asked a third time: the call fails
 // as unavailable after one reconnection.
 func TestCallRefusedOnEveryNewSession(t *testing.T) {
-	rb := startRawBackend(t, &rawBackend{call: func(w http.ResponseWriter, msg rpcMessage) {
+	rb := startRawBackend(t, &rawBackend{call: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"session not found"}}`)
@@ -321,7 +312,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestSetLogger(t *testing.T) {
 	first, firstLogs := observer.New(zap.DebugLevel)
 	second, secondLogs := observer.New(zap.DebugLevel)
-	b := NewBackend(BackendConfig{Name: "down", URL: "http://" + closedAddr(t) + "/mcp", Logger: zap.New(first)})
+	b := NewBackend(BackendConfig{Name: "down", URL: "http://" + mcptest.ClosedAddr(t) + "/mcp", Logger: zap.New(first)})
 	t.Cleanup(func() { b.Close() })
 	waitFor(t, "line on the first logger", func() bool { return firstLogs.FilterMessage("backend unavailable").Len() > 0 })
 	b.SetLogger(zap.New(second))
@@ -336,16 +327,4 @@ func TestSetLogger(t *testing.T) {
 	if line := secondLogs.All()[0]; line.Message != "backend unavailable" || line.ContextMap()["backend"] != "down" {
 		t.Errorf("the line: %s %v", line.Message, line.ContextMap())
 	}
-}
-
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // restartable is a real mcp-go MCP server, of either transport, that a
@@ -150,7 +152,7 @@ func TestCallErrorsFromMCPGo(t *testing.T) {
 			var err error
 			state := new(callState)
 			if tt.closed {
-				_, err = sessionTo(t, "http://"+closedAddr(t)+"/mcp", transportName)
+				_, err = sessionTo(t, "http://"+mcptest.ClosedAddr(t)+"/mcp", transportName)
 			} else {
 				r := startRestartable(t, transportName)
 				c, serr := sessionTo(t, r.url(), transportName)
@@ -227,7 +229,7 @@ func TestUnreachable(t *testing.T) {
 	}
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
-	refused := dial(context.Background(), closedAddr(t))
+	refused := dial(context.Background(), mcptest.ClosedAddr(t))
 	tests := []struct {
 		name string
 		err  error
@@ -235,7 +237,7 @@ func TestUnreachable(t *testing.T) {
 	}{
 		{"connection refused", refused, true},
 		{"connection refused, wrapped by net/http and mcp-go", fmt.Errorf("failed to send request: %w", &transport.Error{Err: fmt.Errorf("Post %q: %w", "http://x/mcp", refused)}), true},
-		{"a dial that was canceled", dial(canceled, closedAddr(t)), true},
+		{"a dial that was canceled", dial(canceled, mcptest.ClosedAddr(t)), true},
 		{"a reset after the request went out", readAfterReset(t), false},
 		{"the call's time ran out", context.DeadlineExceeded, false},
 		{"an error's text saying refused", errors.New("dial tcp: connection refused"), false},
@@ -308,7 +310,7 @@ func TestUnknownTool(t *testing.T) {
 // and the bounds' own errors as they are; errors.Is still sees the cause.
 func TestCleanMCPError(t *testing.T) {
 	refused := func() error {
-		_, err := http.Post("http://"+closedAddr(t)+"/mcp?key=k3y", "application/json", strings.NewReader("{}"))
+		_, err := http.Post("http://"+mcptest.ClosedAddr(t)+"/mcp?key=k3y", "application/json", strings.NewReader("{}"))
 		return err
 	}()
 	long := errors.New("request failed with status 502: <html>" + strings.Repeat("<p>padding</p>", 1000))

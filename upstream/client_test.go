@@ -7,21 +7,14 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mccutchen/go-httpbin/v2/httpbin"
-)
 
-func httpbinServer(t *testing.T) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(httpbin.New(httpbin.WithMaxDuration(10 * time.Second)))
-	t.Cleanup(srv.Close)
-	return srv
-}
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
+)
 
 func textOf(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
@@ -50,13 +43,13 @@ func call(t *testing.T, c *Client, ctx context.Context, spec planSpec, base stri
 }
 
 func TestClientAgainstHTTPBin(t *testing.T) {
-	srv := httpbinServer(t)
+	base := mcptest.StartHTTPBin(t)
 	c := NewClient()
 	defer c.Close()
 	ctx := context.Background()
 
 	t.Run("json answer", func(t *testing.T) {
-		resp, cl, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/get", Args: []planArg{{Name: "q"}}}, srv.URL, map[string]any{"q": "x"}, 1<<20)
+		resp, cl, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/get", Args: []planArg{{Name: "q"}}}, base, map[string]any{"q": "x"}, 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +60,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 	})
 
 	t.Run("redirect is not followed and its query is not shown", func(t *testing.T) {
-		resp, cl, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/redirect-to", Args: []planArg{{Name: "url"}}}, srv.URL,
+		resp, cl, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/redirect-to", Args: []planArg{{Name: "url"}}}, base,
 			map[string]any{"url": "http://other.example/next?token=abc"}, 1<<20)
 		if err != nil {
 			t.Fatal(err)
@@ -83,7 +76,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 	})
 
 	t.Run("over the size limit", func(t *testing.T) {
-		_, _, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/bytes/{n}", Args: []planArg{{Name: "n"}}}, srv.URL, map[string]any{"n": "5000"}, 1000)
+		_, _, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/bytes/{n}", Args: []planArg{{Name: "n"}}}, base, map[string]any{"n": "5000"}, 1000)
 		var tl *TooLargeError
 		if !errors.As(err, &tl) {
 			t.Fatalf("error %v, want TooLargeError", err)
@@ -91,7 +84,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 	})
 
 	t.Run("streamed body over the size limit", func(t *testing.T) {
-		_, _, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/stream-bytes/{n}", Args: []planArg{{Name: "n"}}}, srv.URL, map[string]any{"n": "5000"}, 1000)
+		_, _, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/stream-bytes/{n}", Args: []planArg{{Name: "n"}}}, base, map[string]any{"n": "5000"}, 1000)
 		var tl *TooLargeError
 		if !errors.As(err, &tl) {
 			t.Fatalf("error %v, want TooLargeError", err)
@@ -102,7 +95,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 		ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		_, _, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/delay/3"}, srv.URL, nil, 1<<20)
+		_, _, err := call(t, c, ctx, planSpec{Method: "GET", Path: "/delay/3"}, base, nil, 1<<20)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("error %v, want deadline exceeded", err)
 		}

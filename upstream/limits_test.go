@@ -15,6 +15,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 func TestAnswerBodyTotal(t *testing.T) {
@@ -207,7 +209,7 @@ func (f *sseFlood) pour(w http.ResponseWriter) {
 }
 
 func (f *sseFlood) message(w http.ResponseWriter, r *http.Request) {
-	var msg rpcMessage
+	var msg mcptest.RPCRequest
 	body, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(body, &msg)
 	w.WriteHeader(http.StatusAccepted)

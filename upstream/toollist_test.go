@@ -15,14 +15,16 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // pagedTools answers tools/list with pages of perPage tools, page after
 // page, offering a next page up to pages; each tool's description is
 // pad bytes long.
-func pagedTools(perPage, pages, pad int) func(http.ResponseWriter, rpcMessage) {
+func pagedTools(perPage, pages, pad int) func(http.ResponseWriter, mcptest.RPCRequest) {
 	desc := strings.Repeat("d", pad)
-	return func(w http.ResponseWriter, msg rpcMessage) {
+	return func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 		page, _ := strconv.Atoi(msg.Params.Cursor)
 		var sb strings.Builder
 		fmt.Fprintf(&sb, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[`, msg.ID)
@@ -123,7 +125,7 @@ func TestToolListBounds(t *testing.T) {
 // again.
 func TestRelist(t *testing.T) {
 	var listed atomic.Pointer[string]
-	rb := startRawBackend(t, &rawBackend{list: func(w http.ResponseWriter, msg rpcMessage) {
+	rb := startRawBackend(t, &rawBackend{list: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 		io.WriteString(w, rpcResult(msg.ID, `{"tools":[`+*listed.Load()+`]}`))
 	}})
 	const a = `{"name":"a","inputSchema":{"type":"object"}}`

@@ -26,7 +26,6 @@ import (
 
 	_ "github.com/caddy-mcp/caddy-mcp"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
-
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
@@ -189,24 +188,7 @@ func newSession(t *testing.T, url, server, version string) *session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
-	c, err := client.NewStreamableHttpClient(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = version
-	req.Params.ClientInfo = mcp.Implementation{Name: "demotest", Version: "1"}
-	res, err := c.Initialize(ctx, req)
-	if err != nil {
-		t.Fatalf("initialize %s (%s): %v", url, version, err)
-	}
-	if res.ProtocolVersion != version {
-		t.Errorf("negotiated protocol %s, want %s", res.ProtocolVersion, version)
-	}
+	c, res := mcptest.Connect(t, url, mcptest.Options{Era: version, Name: "demotest"})
 	if res.ServerInfo.Name != "" && res.ServerInfo.Name != server {
 		t.Errorf("server name %q, want %q", res.ServerInfo.Name, server)
 	}

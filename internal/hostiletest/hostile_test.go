@@ -27,7 +27,6 @@ import (
 
 	_ "github.com/caddy-mcp/caddy-mcp"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
-
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
@@ -158,13 +157,7 @@ func execute(c *client.Client, code string) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	var parts []string
-	for _, content := range res.Content {
-		if tc, ok := mcp.AsTextContent(content); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	text := strings.Join(parts, "\n")
+	text := mcptest.ResultText(res)
 	if !res.IsError {
 		return outcome{"ok", text}, nil
 	}

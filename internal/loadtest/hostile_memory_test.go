@@ -101,13 +101,7 @@ func (h *hostileBackends) flood(w http.ResponseWriter, r *http.Request) {
 // back to initialize), and has no session.
 func (h *hostileBackends) mcp(list func(cursor string) []byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Cursor string `json:"cursor"`
-			} `json:"params"`
-		}
+		var req mcptest.RPCRequest
 		if r.Method != http.MethodPost || json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req) != nil {
 			http.Error(w, "POST JSON-RPC only", http.StatusMethodNotAllowed)
 			return

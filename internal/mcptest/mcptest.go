@@ -1,10 +1,14 @@
 // Package mcptest holds what tests of several packages need to talk MCP to
 // a running endpoint: an initialized mcp-go client, a bounded tool call,
-// the text of a result, and go-httpbin as a REST upstream.
+// the text of a result, go-httpbin as a REST upstream, an address that
+// refuses connections, and what a hand-written MCP server reads of a
+// request.
 package mcptest
 
 import (
 	"context"
+	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -132,4 +136,29 @@ func StartHTTPBin(t testing.TB) string {
 	srv := httptest.NewServer(httpbin.New(httpbin.WithMaxDuration(10 * time.Second)))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// ClosedAddr returns a loopback address nothing listens on: the port was
+// free a moment ago, and a connection to it is refused.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// RPCRequest is what a test's hand-written MCP server reads of a JSON-RPC
+// message: the id to answer with, as sent, the method, and the params of
+// tools/call and tools/list.
+type RPCRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name   string `json:"name"`
+		Cursor string `json:"cursor"`
+	} `json:"params"`
 }

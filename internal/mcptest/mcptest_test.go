@@ -2,6 +2,7 @@ package mcptest
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -57,4 +58,13 @@ func httptestGet(url string) (int, error) {
 	}
 	res.Body.Close()
 	return res.StatusCode, nil
+}
+
+func TestClosedAddrRefuses(t *testing.T) {
+	addr := ClosedAddr(t)
+	c, err := net.DialTimeout("tcp", addr, Timeout)
+	if err == nil {
+		c.Close()
+		t.Fatalf("%s accepted a connection", addr)
+	}
 }

@@ -17,7 +17,171 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
+
+// TestLiveSecrets puts a secret in {env.X} for a header and a fixed query
+// value: it must reach the upstream and appear nowhere else.
+func TestLiveSecrets(t *testing.T) {
+	const secret = "s3cr3t-d0-n0t-l3ak-7f2a"
+	t.Setenv("CADDY_MCP_TEST_SECRET", secret)
+
+	var gotHeader, gotQuery string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotHeader, gotQuery = r.Header.Get("Authorization"), r.URL.Query().Get("key")
+		if gotHeader != "Bearer "+secret || gotQuery != secret {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, "bad credentials")
+			return
+		}
+		switch r.URL.Path {
+		case "/hooks/" + secret:
+			w.WriteHeader(http.StatusNoContent)
+		case "/missing/" + secret:
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, "no such hook")
+		case "/fail":
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, "upstream failure")
+		case "/echo":
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"q": r.URL.Query()["q"], "h": r.Header.Get("X-Arg")})
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"authorized":true}`)
+		}
+	}))
+	defer api.Close()
+
+	logFile := filepath.Join(t.TempDir(), "caddy.log")
+	loadCaddyfile(t, fmt.Sprintf(`log {
+		output file %s
+	}`, logFile), fmt.Sprintf(`http://:{$LIVE_PORT} {
+	log {
+		output file %s
+	}
+	mcp /mcp {
+		upstream %s
+		header Authorization "Bearer {env.CADDY_MCP_TEST_SECRET}"
+		instructions "Call whoami first."
+		tool whoami {
+			description "Who am I."
+			get /whoami
+			query key {env.CADDY_MCP_TEST_SECRET}
+		}
+		tool hook {
+			description "A webhook whose path holds the secret."
+			post /hooks/{env.CADDY_MCP_TEST_SECRET}
+			query key {env.CADDY_MCP_TEST_SECRET}
+		}
+		tool hook_down {
+			description "A webhook path that fails."
+			post /missing/{env.CADDY_MCP_TEST_SECRET}
+			query key {env.CADDY_MCP_TEST_SECRET}
+		}
+		tool fail {
+			description "Fails upstream."
+			get /fail
+			query key {env.CADDY_MCP_TEST_SECRET}
+		}
+		tool echo {
+			description "Echoes arguments."
+			get /echo
+			query key {env.CADDY_MCP_TEST_SECRET}
+			arg q
+			arg h {
+				in header
+				header_name X-Arg
+			}
+		}
+	}
+	mcp /down {
+		upstream http://%s
+		header Authorization "Bearer {env.CADDY_MCP_TEST_SECRET}"
+		tool down {
+			description "Upstream is down."
+			get /x
+			query key {env.CADDY_MCP_TEST_SECRET}
+		}
+	}
+}`, logFile, api.URL, mcptest.ClosedAddr(t)))
+
+	var seen []string // every response the clients received, as JSON
+	record := func(v any) {
+		b, _ := json.Marshal(v)
+		seen = append(seen, string(b))
+	}
+	for _, era := range eras {
+		c := connect(t, "/mcp", era, nil)
+		tools, err := c.ListTools(t.Context(), mcpListTools())
+		if err != nil {
+			t.Fatal(err)
+		}
+		record(tools)
+		res := callTool(t, c, "whoami", nil)
+		record(res)
+		if text := wantOK(t, res); !strings.Contains(text, "authorized") {
+			t.Fatalf("secret did not reach the upstream: header %q query %q", gotHeader, gotQuery)
+		}
+		res = callTool(t, c, "hook", nil)
+		record(res)
+		if text := wantOK(t, res); !strings.Contains(text, "POST /hooks/{env.CADDY_MCP_TEST_SECRET}") {
+			t.Errorf("hook result %q", text)
+		}
+		res = callTool(t, c, "hook_down", nil)
+		record(res)
+		wantToolError(t, res, "404")
+		res = callTool(t, c, "fail", nil)
+		record(res)
+		wantToolError(t, res, "500")
+
+		// An argument whose value is the placeholder text stays that text.
+		res = callTool(t, c, "echo", map[string]any{"q": "{env.CADDY_MCP_TEST_SECRET}", "h": "{env.CADDY_MCP_TEST_SECRET}"})
+		record(res)
+		var echo struct {
+			Q []string `json:"q"`
+			H string   `json:"h"`
+		}
+		if err := json.Unmarshal([]byte(wantOK(t, res)), &echo); err != nil {
+			t.Fatal(err)
+		}
+		if len(echo.Q) != 1 || echo.Q[0] != "{env.CADDY_MCP_TEST_SECRET}" || echo.H != "{env.CADDY_MCP_TEST_SECRET}" {
+			t.Errorf("argument values were expanded: %+v", echo)
+		}
+
+		down := connect(t, "/down", era, nil)
+		res = callTool(t, down, "down", nil)
+		record(res)
+		wantToolError(t, res, "refused")
+	}
+
+	// Raw answers too, including refusals.
+	for _, h := range []map[string]string{nil, {"Origin": "https://evil.example"}} {
+		_, body := rawPost(t, "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), h)
+		seen = append(seen, string(body))
+	}
+
+	for _, s := range seen {
+		if strings.Contains(s, secret) {
+			t.Errorf("a response holds the secret: %s", s)
+		}
+	}
+	logs, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) == 0 {
+		t.Fatal("no logs were written; the scan would prove nothing")
+	}
+	if strings.Contains(string(logs), secret) {
+		t.Errorf("the log holds the secret")
+	}
+	_, cfg := do(t, mustRequest(t, http.MethodGet, "http://"+adminAddr+"/config/"))
+	if strings.Contains(string(cfg), secret) || !strings.Contains(string(cfg), "{env.CADDY_MCP_TEST_SECRET}") {
+		t.Errorf("the config holds the secret, or lost the placeholder")
+	}
+}
 
 // The secrets of TestLiveSecretsEverywhere, each in an {env.X}: distinct
 // values, so that a leak names its source.
@@ -252,7 +416,7 @@ func TestLiveSecretsEverywhere(t *testing.T) {
 	apiLog, keyedLog := &requestLog{}, &requestLog{}
 	api := secretAPI(t, elsewhere.URL, apiLog)
 	keyed := keyedBackend(t, keyedLog)
-	down := closedAddr(t)
+	down := mcptest.ClosedAddr(t)
 
 	dir := t.TempDir()
 	mainLog, accessLog := filepath.Join(dir, "caddy.log"), filepath.Join(dir, "access.log")
@@ -383,7 +547,7 @@ func TestLiveSecretsEverywhere(t *testing.T) {
 					errorText(t, callTool(t, c, "wrong", nil), "output_schema", "orders")
 					errorText(t, callTool(t, c, "notjson", nil), "invalid JSON")
 					errorText(t, callTool(t, c, "typed", map[string]any{"n": "x", "state": "merged", "extra": 1}), "invalid arguments", "/n", "/state")
-					_, err = callToolErr(c, "no_such_tool", nil)
+					_, err = mcptest.CallTool(c, "no_such_tool", nil)
 					record(fmt.Sprint(err))
 
 					down := connect(t, ep+"-down", era, nil)
@@ -430,7 +594,7 @@ func TestLiveSecretsEverywhere(t *testing.T) {
 				t.Helper()
 				res := execute(t, c, code)
 				record(res)
-				return resultText(res)
+				return mcptest.ResultText(res)
 			}
 			if text := run(`return [await keyed.whoami({}), await rest.ok({})]`); text != `["the gateway",{"ok":true}]` {
 				t.Errorf("calls through the backends: %s", text)
@@ -548,49 +712,6 @@ return out.join("\n")`)
 	})
 }
 
-// TestLiveSecretsRouteModeAbortLog: in route mode, reverse_proxy logs the
-// request it proxied, at warn, when it aborts an answer (over
-// max_response_size, or an upstream that breaks off the body). Caddy
-// redacts the credential headers there (Authorization, Cookie,
-// Proxy-Authorization) but no other; the README says to put a route-mode
-// secret in Authorization, or filter the log. This checks that the
-// recommended form keeps the secret out of the log.
-func TestLiveSecretsRouteModeAbortLog(t *testing.T) {
-	const secret = "abort-log-secret-6a2f"
-	t.Setenv("CADDY_MCP_SE_ABORT", secret)
-	f := startFaultServer(t)
-	logFile := filepath.Join(t.TempDir(), "caddy.log")
-	loadCaddyfile(t, fmt.Sprintf(`log {
-		output file %s
-	}`, logFile), fmt.Sprintf(`http://:{$LIVE_PORT} {
-	route /route {
-		mcp {
-			max_response_size 1MiB
-			header Authorization "Bearer {env.CADDY_MCP_SE_ABORT}"
-			tool big {
-				description "A 50 MB body."
-				get /big
-			}
-			tool reset {
-				description "Reset mid-body."
-				get /reset
-			}
-		}
-		reverse_proxy %s
-	}
-}`, f.addr()))
-	c := connect(t, "/route", eras[0], nil)
-	wantToolError(t, callTool(t, c, "big", nil), "max_response_size")
-	wantToolError(t, callTool(t, c, "reset", nil), "aborted")
-	logs, err := os.ReadFile(logFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if i := strings.Index(string(logs), secret); i >= 0 {
-		t.Errorf("the log holds the header secret: …%s…", logs[max(0, i-300):i+len(secret)])
-	}
-}
-
 // TestLiveEmptySecretIsNamed: with the variable of `header Authorization
 // "Bearer {env.X}"` unset, every call sends "Bearer" and the upstream
 // refuses it. The load logs a warning naming the variable and where it is
@@ -669,5 +790,62 @@ func TestLiveEmptySecretIsNamed(t *testing.T) {
 	}
 	if fmt.Sprint(calls) != fmt.Sprint(wantCalls) {
 		t.Errorf("call log lines\n%q\nwant\n%q", calls, wantCalls)
+	}
+}
+
+// TestLiveFileSecretRotates shows what the README promises for secrets
+// that rotate: a {file./path} placeholder in a header is read per call, so
+// a new token written to the file is sent from the next call on, without a
+// reload, and a trailing newline in the file is not sent.
+func TestLiveFileSecretRotates(t *testing.T) {
+	bin := mcptest.StartHTTPBin(t)
+	secret := filepath.Join(t.TempDir(), "api_token")
+	if err := os.WriteFile(secret, []byte("token-one\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		header Authorization "Bearer {file.%s}"
+		tool headers {
+			description "Echo the request headers."
+			get /headers
+		}
+	}
+}
+`, bin, secret))
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			c := connect(t, "/mcp", era, nil)
+			for _, token := range []string{"token-one", "token-two"} {
+				if err := os.WriteFile(secret, []byte(token+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				text := mcptest.ResultText(callTool(t, c, "headers", nil))
+				if want := `"Bearer ` + token + `"`; !strings.Contains(text, want) {
+					t.Errorf("upstream saw headers %s, want Authorization %s", text, want)
+				}
+			}
+		})
+	}
+}
+
+// An enum on an array arg without an item type lists the allowed items,
+// and the check holds the items to it.
+func TestArrayArgEnumListsTheAllowedItems(t *testing.T) {
+	h, err := loadMCPCaddyfile(t, "mcp {\n tool t {\n  description d\n  post /x\n  arg tags array {\n   enum a b\n  }\n }\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := h.tools["t"]
+	schema, _ := json.Marshal(ct.mcpTool.RawInputSchema)
+	if !strings.Contains(string(schema), `"tags":{"type":"array","items":{"enum":["a","b"]}}`) {
+		t.Errorf("schema %s", schema)
+	}
+	if _, err := ct.op.Check(map[string]any{"tags": []any{"a", "b"}}); err != nil {
+		t.Errorf("valid items refused: %v", err)
+	}
+	if _, err := ct.op.Check(map[string]any{"tags": []any{"c"}}); err == nil {
+		t.Error("an item outside the enum passed")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
 )
 
@@ -53,7 +54,7 @@ func waitWorkers(t testing.TB, n int) []int {
 // workers, also those stuck in an execution: no process outlives the
 // config that made it by more than its execution's timeout.
 func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	config := func(workers int, extra string) string {
 		if extra != "" {
 			extra = "\t" + extra + "\n"
@@ -99,7 +100,7 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 		ch := map[string]<-chan *mcp.CallToolResult{"busy": busy, "stuck": stuck}[name]
 		select {
 		case res := <-ch:
-			if res == nil || !strings.Contains(resultText(res), want) {
+			if res == nil || !strings.Contains(mcptest.ResultText(res), want) {
 				t.Errorf("the %s execution, its pool closed by a reload: %v, want %q", name, res, want)
 			}
 		case <-time.After(10 * time.Second):
@@ -121,7 +122,7 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	}
 	select {
 	case res := <-stuck:
-		if res == nil || !strings.Contains(resultText(res), "TimeoutError") {
+		if res == nil || !strings.Contains(mcptest.ResultText(res), "TimeoutError") {
 			t.Errorf("the execution running while Caddy stopped: %v", res)
 		}
 	case <-time.After(10 * time.Second):

@@ -1,45 +1,26 @@
 package caddymcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+	"unicode"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
-	_ "github.com/caddyserver/caddy/v2/modules/standard" // the directives the adapter tests use
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
-
-// loadMCP loads an mcp handler from its JSON config the way Caddy does when
-// a config is loaded: strict decoding, then Provision and Validate.
-func loadMCP(t *testing.T, config string) (*Handler, error) {
-	t.Helper()
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	t.Cleanup(cancel) // also runs the handler's Cleanup
-	mod, err := ctx.LoadModuleByID("http.handlers.mcp", json.RawMessage(config))
-	if err != nil {
-		return nil, err
-	}
-	return mod.(*Handler), nil
-}
-
-// loadMCPCaddyfile parses an mcp Caddyfile snippet, turns it into JSON as
-// the adapter does, and loads that.
-func loadMCPCaddyfile(t *testing.T, input string) (*Handler, error) {
-	t.Helper()
-	h, err := unmarshalMCP(input)
-	if err != nil {
-		t.Fatalf("the Caddyfile does not parse: %v", err)
-	}
-	config, err := json.Marshal(h)
-	if err != nil {
-		t.Fatalf("the parsed handler does not marshal: %v", err)
-	}
-	return loadMCP(t, string(config))
-}
 
 func TestProvisionReportsConfigErrors(t *testing.T) {
 	tests := []struct {
@@ -453,249 +434,246 @@ func TestProvisionBuildsTools(t *testing.T) {
 	}
 }
 
-// adaptMCPHandlers adapts a whole Caddyfile with Caddy's own adapter and
-// returns the JSON of every mcp handler in the result, in order, without
-// the "handler" key (the module's own config, as LoadModuleByID takes it).
-func adaptMCPHandlers(t *testing.T, input string) []json.RawMessage {
-	t.Helper()
-	out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
-	if err != nil {
-		t.Fatalf("adapt: %v", err)
+// FuzzMCPHandler posts fuzzed JSON-RPC bodies, with fuzzed MCP and browser
+// headers, to a provisioned mcp handler in upstream mode and in route
+// mode. Invariants: no panic, no hang; the status is one an MCP endpoint
+// gives; a 200 is valid JSON (or an event stream of JSON); the configured
+// secret never reaches the client; and the upstream never sees a value the
+// client sent in a header or the query (they carry a random marker),
+// except through the one header the config maps from the client.
+func FuzzMCPHandler(f *testing.F) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"fuzz","version":"1"}}`
+	call := func(name, args string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
 	}
-	for _, w := range warnings {
-		t.Errorf("adapt warning: %s:%d: %s", w.File, w.Line, w.Message)
+	modernCall := func(name, args string) string {
+		return `{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + meta + `}}`
 	}
-	var doc any
-	if err := json.Unmarshal(out, &doc); err != nil {
-		t.Fatalf("adapted JSON: %v", err)
+	type seed struct {
+		body                                      string
+		method, flags                             byte
+		version, mcpMethod, mcpName, origin, host string
+		extra                                     string
 	}
-	var found []json.RawMessage
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if v["handler"] == "mcp" {
-				delete(v, "handler")
-				raw, _ := json.Marshal(v)
-				found = append(found, raw)
-				return
-			}
-			for _, child := range v {
-				walk(child)
-			}
-		case []any:
-			for _, child := range v {
-				walk(child)
-			}
+	legacy := "2025-11-25"
+	seeds := []seed{
+		{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+		{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":3,"method":"ping"}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{` + meta + `}}`, version: "2026-07-28", mcpMethod: "server/discover"},
+		{body: call("get_order", `{"id":42,"expand":["items"],"request_id":"r-1"}`), version: legacy},
+		{body: call("get_order", `{"id":"42"}`), version: legacy},
+		{body: call("get_order", `{"id":9007199254740993,"limit":1e400}`), version: legacy},
+		{body: call("read_file", `{"path":"docs/../../etc/passwd","query":"{env.FUZZ_MCP_SECRET}"}`), version: legacy},
+		{body: call("read_file", `{"path":"..","flag":true}`), version: legacy},
+		{body: call("read_file", `{"path":"{env.FUZZ_MCP_SECRET}","query":"a&api_version=evil#x"}`), version: legacy},
+		{body: call("create_issue", `{"owner":"o","repo":"r","title":"t","labels":["a"],"meta":{"k":[1,{"x":null}]},"request_id":"a\r\nX-Injected: 1"}`), version: legacy},
+		{body: call("create_issue", `{"owner":"o","repo":"r","title":"t","request_id":"{env.FUZZ_MCP_SECRET}"}`), version: legacy},
+		{body: call("free_form", `{"x":{"y":[1,2]},"Authorization":"mine","api_version":"v"}`), version: legacy},
+		{body: call("free_form", `{"tenant":"globex","x":1}`), version: legacy},
+		{body: call("free_form", `{"Tenant":null}`), version: legacy},
+		{body: call("create_issue", `{"owner":"o","repo":"r","title":"t","tenant":"globex"}`), version: legacy},
+		{body: call("read_file", `{"path":"..\u0000"}`), version: legacy},
+		{body: call("read_file", `{"path":"..\t"}`), version: legacy},
+		{body: call("read_file", `{"path":"\uff0e\uff0e"}`), version: legacy},
+		{body: call("read_file", `{"path":"a/\uff0e\uff0e/b\u0085"}`), version: legacy},
+		{body: call("submit_form", `{"a":"1 2","b":["x","y"],"n":-0.0}`), version: legacy},
+		{body: call("put_tags", `{"id":1,"tags":["a","{env.FUZZ_MCP_SECRET}"]}`), version: legacy},
+		// 30,000 violations, near max_request_size: 20 listed, the rest counted.
+		{body: call("put_tags", `{"id":1,"tags":[1`+strings.Repeat(",1", 29_999)+`]}`), version: legacy},
+		{body: call("structured", `{}`), version: legacy},
+		{body: call("bad_structured", `null`), version: legacy},
+		{body: call("fail", `{}`), version: legacy},
+		{body: call("slow", `{}`), version: legacy},
+		{body: call("big", `{}`), version: legacy},
+		{body: call("image", `{}`), version: legacy},
+		{body: call("redirect", `{}`), version: legacy},
+		{body: call("head", `{"id":1.5}`), version: legacy},
+		{body: call("secret_path", `{"id":"x","obj":{"a":1},"objs":[{}]}`), version: legacy},
+		{body: call("nope", `{}`), version: legacy},
+		{body: call("get_order", `"not an object"`), version: legacy},
+		{body: modernCall("get_order", `{"id":1}`), version: "2026-07-28", mcpMethod: "tools/call", mcpName: "get_order"},
+		{body: modernCall("get_order", `{"id":1}`), version: "2026-07-28", mcpMethod: "tools/call", mcpName: "other"},
+		{body: modernCall("get_order", `{"id":1}`), mcpMethod: "tools/call", mcpName: "get_order"},
+		{body: modernCall("fail", `{}`), version: "2026-07-28", mcpMethod: "tools/call", mcpName: "fail"},
+		{body: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1},"_meta":{"progressToken":"p"}}}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":6,"method":"subscriptions/listen","params":{}}`, version: "2026-07-28"},
+		{body: `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`},
+		{body: `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1}}}`},
+		{body: `{"jsonrpc":"1.0","id":{},"method":"tools/call"}`},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":1},"arguments":[]}}`},
+		{body: `{"jsonrpc":"2.0","result":{},"id":1}`},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`, version: legacy},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`, version: legacy},
+		{body: `{`},
+		{body: ``},
+		{body: "\xff\xfe\x00"},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, version: "1999-01-01"},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, version: "\r\n"},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, flags: 1 | 8},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, flags: 2 | 16},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, flags: 3 | 12},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, origin: "https://app.example.com"},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, origin: "https://evil.example"},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, origin: "http://evil.com", host: "evil.com", flags: 64},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, host: "api.example.com", flags: 64},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, host: "localhost:8080", origin: "http://localhost:8080", flags: 64},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, origin: "null"},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, origin: "https://app.example.com", method: 5, flags: 32},
+		{body: ``, method: 3},
+		{body: ``, method: 4, flags: 16},
+		{body: ``, method: 6},
+		{body: call("get_order", `{"id":1}`), version: legacy, flags: 128, extra: "{env.FUZZ_MCP_SECRET}"},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 70<<10) + `"}}`},
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s.body), s.method, s.flags, s.version, s.mcpMethod, s.mcpName, s.origin, s.host, s.extra)
+		if strings.Contains(s.body, `"tools/call"`) && s.flags&128 == 0 {
+			// The same call in route mode.
+			f.Add([]byte(s.body), s.method, s.flags|128, s.version, s.mcpMethod, s.mcpName, s.origin, s.host, s.extra)
 		}
 	}
-	walk(doc)
-	return found
-}
 
-// Caddy's adapter rewrites {path} to {http.request.uri.path} (and {query}
-// to {http.request.uri.query}) in every token. A tool with an argument of
-// that name must get its argument back, not the MCP request's path.
-func TestShorthandPlaceholdersAsArguments(t *testing.T) {
-	handlers := adaptMCPHandlers(t, `:8080 {
-	mcp /mcp {
-		upstream http://127.0.0.1:9/api
-		tool read_file {
-			description "Read a file."
-			get /files/{path}
-			arg path required
-		}
-		tool search {
-			description "Search."
-			get /search/{query}
-			arg query required
-		}
-		tool echo_path {
-			description "Echo the MCP request's path."
-			get /echo{path}
-		}
-	}
-}
-`)
-	if len(handlers) != 1 {
-		t.Fatalf("found %d mcp handlers, want 1", len(handlers))
-	}
-	var cfg struct {
-		Tools []struct {
-			Name string `json:"name"`
-			Path string `json:"path"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(handlers[0], &cfg); err != nil {
-		t.Fatal(err)
-	}
-	wantPaths := map[string]string{
-		"read_file": "/files/{path}",
-		"search":    "/search/{query}",
-		"echo_path": "/echo{http.request.uri.path}",
-	}
-	for _, tool := range cfg.Tools {
-		if want := wantPaths[tool.Name]; tool.Path != want {
-			t.Errorf("tool %s: adapted path %q, want %q", tool.Name, tool.Path, want)
-		}
-	}
+	secret := "mcp-secret-" + fuzzRandomHex(f)
+	marker := "client-" + fuzzRandomHex(f)
+	os.Setenv("FUZZ_MCP_SECRET", secret)
+	os.Setenv("FUZZ_MCP_TENANT", "acme")
 
-	// And the adapted config loads, with the argument in the path and the
-	// placeholder left for the replacer.
-	h, err := loadMCP(t, string(handlers[0]))
-	if err != nil {
-		t.Fatalf("load the adapted handler: %v", err)
+	rec := &fuzzRecorded{}
+	api := httptest.NewServer(fuzzUpstream(rec))
+	f.Cleanup(api.Close)
+	endpoint := Endpoint{MaxRequestSize: 64 << 10, AllowOrigins: []string{"https://app.example.com"}, AllowHosts: []string{"api.example.com"}}
+	headers := http.Header{
+		"Authorization": {"Bearer {env.FUZZ_MCP_SECRET}"},
+		// The one way a client value may reach the upstream: the config
+		// says so.
+		"X-User": {"{http.request.header.X-User}"},
 	}
-	repl := caddy.NewReplacer()
-	repl.Set("http.request.uri.path", "/mcp")
-	repl.Set("http.request.uri.query", "from=mcp")
-	tests := []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
-		{tool: "read_file", args: map[string]any{"path": "notes.txt"}, want: "/api/files/notes.txt"},
-		{tool: "search", args: map[string]any{"query": "caddy"}, want: "/api/search/caddy"},
-		{tool: "echo_path", args: map[string]any{}, want: "/api/echo/mcp"},
-	}
-	for _, tc := range tests {
-		req, _, err := h.tools[tc.tool].op.Request(context.Background(), h.base, tc.args, repl)
-		if err != nil {
-			t.Errorf("tool %s: %v", tc.tool, err)
-			continue
+	load := func(h *Handler) *Handler {
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+		f.Cleanup(cancel)
+		if err := h.Provision(ctx); err != nil {
+			f.Fatal(err)
 		}
-		if got := req.URL.EscapedPath(); got != tc.want {
-			t.Errorf("tool %s: upstream path %q, want %q", tc.tool, got, tc.want)
-		}
+		h.logger = zap.NewNop()
+		fuzzQuiet(&h.Endpoint)
+		return h
 	}
-}
+	direct := load(&Handler{Upstream: api.URL + "/v2", Headers: headers, Timeout: caddy.Duration(2 * time.Second),
+		MaxResponseSize: 64 << 10, Endpoint: endpoint, Tools: fuzzMCPTools()})
+	route := load(&Handler{Headers: headers, Timeout: caddy.Duration(2 * time.Second),
+		MaxResponseSize: 64 << 10, Endpoint: endpoint, Tools: fuzzMCPTools()})
+	// In route mode the handlers that follow mcp answer the tool requests:
+	// the same upstream, reached through a handler chain.
+	upstreamHandler := fuzzUpstream(rec)
+	var nilBody atomic.Bool
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		if r.Body == nil {
+			// A server request always has a Body; handlers such as
+			// request_body read it without a check.
+			nilBody.Store(true)
+			r.Body = http.NoBody
+		}
+		r.URL.Path = "/v2" + r.URL.Path
+		upstreamHandler.ServeHTTP(w, r)
+		return nil
+	})
 
-// The DESIGN says the parser maps {path} back "when the tool has an
-// argument of that name". With input_schema, a property is an argument
-// even without an arg line.
-func TestShorthandPlaceholderAsInputSchemaProperty(t *testing.T) {
-	handlers := adaptMCPHandlers(t, `:8080 {
-	mcp /mcp {
-		upstream http://127.0.0.1:9
-		tool read_file {
-			description "Read a file."
-			get /files/{path}
-			input_schema <<JSON
-				{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
-				JSON
+	f.Fuzz(func(t *testing.T, body []byte, method, flags byte, version, mcpMethod, mcpName, origin, host, extra string) {
+		h := direct
+		var handle func(http.ResponseWriter, *http.Request) error
+		if flags&128 != 0 {
+			h = route
 		}
-	}
-}
-`)
-	if len(handlers) != 1 {
-		t.Fatalf("found %d mcp handlers, want 1", len(handlers))
-	}
-	var cfg struct {
-		Tools []struct {
-			Path string `json:"path"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(handlers[0], &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Tools) != 1 || cfg.Tools[0].Path != "/files/{path}" {
-		t.Errorf("adapted tools %s, want path /files/{path}", asJSON(cfg.Tools))
-	}
-}
-
-// Every shorthand the Caddyfile adapter expands whose name could be an
-// argument name comes back as that argument in a tool's path line.
-func TestShorthandNamesAsArguments(t *testing.T) {
-	names := []string{
-		"host", "hostport", "port", "orig_method", "orig_uri", "orig_path", "orig_dir", "orig_file",
-		"orig_query", "method", "uri", "path", "dir", "file", "query", "remote", "remote_host",
-		"remote_port", "scheme", "uuid", "upstream_hostport", "client_ip",
-		"header.X-Id", "cookie.session", "labels.0", "path.0", "file.ext", "query.page",
-		"re.m.1", "vars.user",
-		"tls_cipher", "tls_version", "tls_client_fingerprint", "tls_client_issuer",
-		"tls_client_serial", "tls_client_subject", "tls_client_certificate_pem",
-		"tls_client_certificate_der_base64", "rp.status", "resp.status_code", "err.status_code",
-		"file_match.relative",
-	}
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			handlers := adaptMCPHandlers(t, ":8080 {\n\tmcp {\n\t\ttool t {\n\t\t\tdescription d\n\t\t\tget /x/{"+
-				name+"}\n\t\t\targ "+name+"\n\t\t}\n\t}\n}\n")
-			if len(handlers) != 1 {
-				t.Fatalf("found %d mcp handlers, want 1", len(handlers))
-			}
-			var cfg struct {
-				Tools []struct {
-					Path string `json:"path"`
-				} `json:"tools"`
-			}
-			if err := json.Unmarshal(handlers[0], &cfg); err != nil {
-				t.Fatal(err)
-			}
-			if want := "/x/{" + name + "}"; len(cfg.Tools) != 1 || cfg.Tools[0].Path != want {
-				t.Errorf("adapted tools %s, want path %s", asJSON(cfg.Tools), want)
-			}
+		handle = func(w http.ResponseWriter, r *http.Request) error { return h.ServeHTTP(w, r, next) }
+		header := fuzzHeaders(flags, version, mcpMethod, mcpName, origin)
+		// Client values the upstream must never see carry the marker.
+		header.Set("Authorization", "Bearer "+marker)
+		header.Set("Cookie", "session="+marker)
+		header.Set("X-Forwarded-For", marker)
+		header.Set("X-Fuzz", extra+marker)
+		header.Set("X-User", extra)
+		rec.take()
+		nilBody.Store(false)
+		status, w, _ := fuzzServe(t, handle, fuzzRequest{
+			method:   fuzzMethods[int(method)%len(fuzzMethods)],
+			body:     body,
+			header:   header,
+			host:     host,
+			loopback: flags&64 != 0,
+			query:    "?token=" + marker,
 		})
-	}
+		fuzzCheckAnswer(t, status, w)
+		for k, vs := range w.Header() {
+			for _, v := range vs {
+				if strings.Contains(v, secret) {
+					t.Fatalf("answer header %s shows the secret", k)
+				}
+			}
+		}
+		if bytes.Contains(w.Body.Bytes(), []byte(secret)) {
+			t.Fatalf("the answer shows the secret: %.1000s", w.Body.Bytes())
+		}
+		for _, line := range rec.take() {
+			if strings.Contains(line, marker) {
+				t.Fatalf("the upstream saw a client value: %.300q", line)
+			}
+			// What a query line fixes, no argument adds to, in the query or
+			// in the body (servers merge them); path values hold no control
+			// character and make no dot segment, even once normalized.
+			if key, _, ok := strings.Cut(strings.TrimPrefix(line, "query "), "="); strings.HasPrefix(line, "query ") && ok &&
+				strings.EqualFold(key, "tenant") && line != "query tenant=acme" {
+				t.Fatalf("an argument reached the fixed query parameter tenant: %.300q", line)
+			}
+			if key, ok := strings.CutPrefix(line, "body key "); ok && strings.EqualFold(key, "tenant") {
+				t.Fatalf("an argument named like the fixed query parameter tenant reached the body: %.300q", line)
+			}
+			if path, ok := strings.CutPrefix(line, "path: "); ok {
+				if strings.IndexFunc(path, unicode.IsControl) >= 0 {
+					t.Fatalf("the upstream path has a control character: %q", path)
+				}
+				for _, seg := range strings.FieldsFunc(norm.NFKC.String(path), func(r rune) bool { return r == '/' || r == '\\' }) {
+					if seg == "." || seg == ".." {
+						t.Fatalf("the upstream path has a dot segment once normalized: %q", path)
+					}
+				}
+			}
+			if strings.Contains(line, secret) && !strings.HasPrefix(line, "header Authorization: Bearer ") {
+				t.Fatalf("the upstream saw the secret outside the configured header: %.300q", line)
+			}
+		}
+		if nilBody.Load() {
+			t.Fatal("route mode handed the handlers after mcp a request with a nil Body")
+		}
+	})
 }
 
-func TestReviewFixes(t *testing.T) {
-	t.Run("enum on a plain array lists the allowed items", func(t *testing.T) {
-		h, err := loadMCPCaddyfile(t, "mcp {\n tool t {\n  description d\n  post /x\n  arg tags array {\n   enum a b\n  }\n }\n}")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ct := h.tools["t"]
-		schema, _ := json.Marshal(ct.mcpTool.RawInputSchema)
-		if !strings.Contains(string(schema), `"tags":{"type":"array","items":{"enum":["a","b"]}}`) {
-			t.Errorf("schema %s", schema)
-		}
-		if _, err := ct.op.Check(map[string]any{"tags": []any{"a", "b"}}); err != nil {
-			t.Errorf("valid items refused: %v", err)
-		}
-		if _, err := ct.op.Check(map[string]any{"tags": []any{"c"}}); err == nil {
-			t.Error("an item outside the enum passed")
-		}
-	})
-	t.Run("typed object arguments cannot go in the query", func(t *testing.T) {
-		for _, typ := range []string{"object", "object[]"} {
-			_, err := loadMCPCaddyfile(t, "mcp {\n tool t {\n  description d\n  get /x\n  arg f "+typ+"\n }\n}")
-			if err == nil || !strings.Contains(err.Error(), "only in the body") {
-				t.Errorf("%s: error %v", typ, err)
-			}
-		}
-	})
-	t.Run("a query in the path line is a config error", func(t *testing.T) {
-		_, err := loadMCPCaddyfile(t, "mcp {\n tool t {\n  description d\n  get /search?type=repo\n }\n}")
-		if err == nil || !strings.Contains(err.Error(), "query lines") {
-			t.Errorf("error %v", err)
-		}
-	})
-	t.Run("shorthands stay as written in text that is never replaced", func(t *testing.T) {
-		handlers := adaptMCPHandlers(t, `:8080 {
-	mcp {
-		tool read {
-			title "Read {path}"
-			description "Read the file at {path} on {host}"
-			get /files/{path}
-			arg path required "Where, like {dir}/{file}"
-			arg mode {
-				default "{query}"
-				enum "{query}" raw
-			}
-			output_schema <<JSON
-			{"type":"object","description":"as {uri}"}
-			JSON
+// TestLiveUpstreamFromPlaceholder resolves the upstream URL per call.
+func TestLiveUpstreamFromPlaceholder(t *testing.T) {
+	bin := mcptest.StartHTTPBin(t)
+	t.Setenv("CADDY_MCP_TEST_UPSTREAM", bin+"/anything/base")
+	loadCaddyfile(t, "", `http://:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream {env.CADDY_MCP_TEST_UPSTREAM}
+		tool get {
+			description "x"
+			get /items
 		}
 	}
-}
-`)
-		raw := string(handlers[0])
-		for _, want := range []string{`"Read {path}"`, `"Read the file at {path} on {host}"`, `"Where, like {dir}/{file}"`,
-			`"default":"{query}"`, `"enum":["{query}","raw"]`, `as {uri}`, `"/files/{path}"`} {
-			if !strings.Contains(raw, want) {
-				t.Errorf("adapted JSON lacks %s:\n%s", want, raw)
-			}
+	mcp /unset {
+		upstream {env.CADDY_MCP_TEST_UNSET}/x
+		tool get {
+			description "x"
+			get /items
 		}
-	})
+	}
+}`)
+	c := connect(t, "/mcp", eras[0], nil)
+	if e := parseEcho(t, callTool(t, c, "get", nil)); !strings.HasSuffix(e.URL, "/anything/base/items") {
+		t.Errorf("url %s", e.URL)
+	}
+	c = connect(t, "/unset", eras[0], nil)
+	wantToolError(t, callTool(t, c, "get", nil), "{env.CADDY_MCP_TEST_UNSET}/x", "does not resolve")
 }

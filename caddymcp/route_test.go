@@ -2,14 +2,18 @@ package caddymcp
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // Route mode: without upstream, a tool call goes through the handlers that
 // follow mcp, as a fresh request, so reverse_proxy serves it.
 func TestLiveRouteMode(t *testing.T) {
-	bin := startHTTPBin(t)
+	bin := mcptest.StartHTTPBin(t)
 	tools := fmt.Sprintf(restTools, "")
 	layouts := []struct {
 		name string
@@ -54,11 +58,7 @@ func TestLiveRouteMode(t *testing.T) {
 			loadCaddyfile(t, "", layout.site)
 			for _, era := range eras {
 				t.Run(era, func(t *testing.T) {
-					c := connect(t, "/mcp", era, map[string]string{
-						"Authorization": "Bearer client-token",
-						"Cookie":        "session=client-cookie",
-						"X-User":        "alice",
-					})
+					c := connect(t, "/mcp", era, restClientHeaders)
 					t.Run("placeholders describe the tool request", func(t *testing.T) {
 						e := parseEcho(t, callTool(t, c, "repo", map[string]any{"owner": "o", "repo": "r"}))
 						if got := strings.Join(e.Headers["X-Seen-Path"], ""); got != "/anything/repos/o/r" {
@@ -105,7 +105,7 @@ func TestLiveRouteModeFailures(t *testing.T) {
 		}
 		reverse_proxy %s
 	}
-}`, closedAddr(t)))
+}`, mcptest.ClosedAddr(t)))
 		for _, era := range eras {
 			c := connect(t, "/mcp", era, nil)
 			wantToolError(t, callTool(t, c, "orders", nil), "GET /orders", "502")
@@ -128,7 +128,7 @@ func TestLiveRouteModeFailures(t *testing.T) {
 	})
 
 	t.Run("handler answer over the cap aborts cleanly", func(t *testing.T) {
-		bin := startHTTPBin(t)
+		bin := mcptest.StartHTTPBin(t)
 		loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
 	route {
 		mcp /mcp {
@@ -148,4 +148,47 @@ func TestLiveRouteModeFailures(t *testing.T) {
 			wantOK(t, callTool(t, c, "bytes", map[string]any{"n": 100}))
 		}
 	})
+}
+
+// TestLiveSecretsRouteModeAbortLog: in route mode, reverse_proxy logs the
+// request it proxied, at warn, when it aborts an answer (over
+// max_response_size, or an upstream that breaks off the body). Caddy
+// redacts the credential headers there (Authorization, Cookie,
+// Proxy-Authorization) but no other; the README says to put a route-mode
+// secret in Authorization, or filter the log. This checks that the
+// recommended form keeps the secret out of the log.
+func TestLiveSecretsRouteModeAbortLog(t *testing.T) {
+	const secret = "abort-log-secret-6a2f"
+	t.Setenv("CADDY_MCP_SE_ABORT", secret)
+	f := startFaultServer(t)
+	logFile := filepath.Join(t.TempDir(), "caddy.log")
+	loadCaddyfile(t, fmt.Sprintf(`log {
+		output file %s
+	}`, logFile), fmt.Sprintf(`http://:{$LIVE_PORT} {
+	route /route {
+		mcp {
+			max_response_size 1MiB
+			header Authorization "Bearer {env.CADDY_MCP_SE_ABORT}"
+			tool big {
+				description "A 50 MB body."
+				get /big
+			}
+			tool reset {
+				description "Reset mid-body."
+				get /reset
+			}
+		}
+		reverse_proxy %s
+	}
+}`, f.addr()))
+	c := connect(t, "/route", eras[0], nil)
+	wantToolError(t, callTool(t, c, "big", nil), "max_response_size")
+	wantToolError(t, callTool(t, c, "reset", nil), "aborted")
+	logs, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(string(logs), secret); i >= 0 {
+		t.Errorf("the log holds the header secret: …%s…", logs[max(0, i-300):i+len(secret)])
+	}
 }
