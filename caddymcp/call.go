@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -218,7 +220,7 @@ func (h *Handler) observe(tool string, out outcome, d time.Duration) {
 		for _, ref := range empty {
 			byKind[ref.kind] = append(byKind[ref.kind], ref.name)
 		}
-		for _, kind := range sortedKeys(byKind) {
+		for _, kind := range slices.Sorted(maps.Keys(byKind)) {
 			fields = append(fields, zap.Strings("empty_"+kind, byKind[kind]))
 		}
 	}

@@ -5,6 +5,7 @@ package caddymcp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -246,7 +247,7 @@ func (h *Handler) warnEmptyPlaceholders() {
 		}
 	}
 	noteHeaders := func(header http.Header, prefix string) {
-		for _, k := range sortedKeys(header) {
+		for _, k := range slices.Sorted(maps.Keys(header)) {
 			for _, v := range header[k] {
 				note(v, prefix+"header "+http.CanonicalHeaderKey(k))
 			}
@@ -260,7 +261,7 @@ func (h *Handler) warnEmptyPlaceholders() {
 		}
 		prefix := "tool " + t.Name + ": "
 		noteHeaders(t.Headers, prefix)
-		for _, k := range sortedKeys(t.Query) {
+		for _, k := range slices.Sorted(maps.Keys(t.Query)) {
 			for _, v := range t.Query[k] {
 				note(v, prefix+"query "+k)
 			}

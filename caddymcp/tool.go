@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -165,7 +165,7 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 			In: upstream.Placement(a.In), HeaderName: a.HeaderName, Default: a.Default, Enum: a.Enum,
 		})
 	}
-	for _, k := range sortedKeys(t.Query) {
+	for _, k := range slices.Sorted(maps.Keys(t.Query)) {
 		for _, v := range t.Query[k] {
 			def.Query = append(def.Query, upstream.Field{Name: k, Value: v})
 		}
@@ -275,13 +275,4 @@ func emptyRefs(refs []configRef) []configRef {
 		}
 	}
 	return empty
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -388,7 +388,7 @@ func (ex *execution) timeoutError() *Error {
 	}
 	ex.mu.Unlock()
 	if len(labels) > 0 {
-		sort.Strings(labels)
+		slices.Sort(labels)
 		if len(labels) > 3 {
 			labels = append(labels[:3], "...")
 		}

@@ -2,8 +2,9 @@ package codemode
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/dop251/goja"
@@ -190,12 +191,7 @@ func (ex *execution) setupBinding(b Binding) error {
 		return vm.GlobalObject().DefineDataProperty(b.Name, obj, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
 	obj := vm.NewObject()
-	idents := make([]string, 0, len(b.Tools))
-	for ident := range b.Tools {
-		idents = append(idents, ident)
-	}
-	sort.Strings(idents)
-	for _, ident := range idents {
+	for _, ident := range slices.Sorted(maps.Keys(b.Tools)) {
 		tool := b.Tools[ident]
 		if err := defineMethod(vm, obj, ident, 1, ex.bindingCall(b, ident, tool)); err != nil {
 			return err

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -316,7 +315,7 @@ func (p *requestPlan) refuseFixed(args map[string]any, fixed url.Values) error {
 	case 1:
 		return fmt.Errorf("argument %s is fixed by the configuration and cannot be sent", names[0])
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return fmt.Errorf("arguments %s are fixed by the configuration and cannot be sent", strings.Join(names, ", "))
 }
 
@@ -346,12 +345,7 @@ func (p *requestPlan) checkBase(base *url.URL) error {
 		return nil
 	}
 	fixed, _ := url.ParseQuery(base.RawQuery)
-	names := make([]string, 0, len(p.args))
-	for name := range p.args {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(p.args)) {
 		if key, taken := fixedKey(name, fixed); taken && p.sendsKey(p.args[name]) {
 			return fmt.Errorf("argument %q: the query parameter %s is fixed by the upstream URL, and an argument cannot add to it", name, key)
 		}
