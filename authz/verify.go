@@ -48,9 +48,10 @@ func (id *Identity) Missing(required []string) []string {
 // Verifier checks bearer tokens for one endpoint. It is safe for concurrent
 // use. Making one does no network traffic; the first token does.
 type Verifier struct {
-	config  Config
-	issuers map[string]*keySource
-	now     func() time.Time
+	config       Config
+	issuers      map[string]*keySource
+	introspector *introspector
+	now          func() time.Time
 }
 
 // NewVerifier validates config and returns its Verifier.
@@ -58,12 +59,13 @@ func NewVerifier(config Config) (*Verifier, error) {
 	if err := config.Validate(); err != nil {
 		return nil, err
 	}
-	if config.Introspection != nil {
-		return nil, errors.New("introspect: opaque tokens cannot be checked yet")
-	}
 	v := &Verifier{config: config, issuers: make(map[string]*keySource), now: time.Now}
 	clock := func() time.Time { return v.now() }
 	client := newHTTPClient()
+	if in := config.Introspection; in != nil {
+		v.introspector = newIntrospector(*in, config.Issuers, config.cacheTTL(), client, clock)
+		return v, nil
+	}
 	var shared *keySource
 	if config.JWKSURL != "" {
 		shared = &keySource{jwksURL: config.JWKSURL, ttl: config.cacheTTL(), client: client, now: clock}
@@ -94,6 +96,9 @@ func (v *Verifier) VerifyFor(ctx context.Context, token, resource string) (*Iden
 		return nil, &Error{kind: ErrNoToken, Reason: "no bearer token"}
 	case len(token) > maxTokenLength:
 		return nil, invalid("the token is longer than %d bytes", maxTokenLength)
+	}
+	if v.introspector != nil {
+		return v.introspector.verify(ctx, token, resource)
 	}
 	return v.verifyJWT(ctx, token, resource)
 }

@@ -1,0 +1,160 @@
+package authz
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+)
+
+// maxIntrospectionAnswers bounds the cache of introspection answers, which
+// a stream of made-up tokens would otherwise grow without end.
+const maxIntrospectionAnswers = 10000
+
+// introspector checks opaque tokens with an RFC 7662 endpoint and keeps its
+// answers for ttl, keyed by the token's hash
+// so the cache holds no token.
+type introspector struct {
+	endpoint Introspection
+	issuers  []string
+	ttl      time.Duration
+	client   *http.Client
+	now      func() time.Time
+
+	mu      sync.Mutex
+	answers map[[sha256.Size]byte]*introspection
+}
+
+// introspection is what the endpoint said of one token.
+type introspection struct {
+	active    bool
+	issuer    string
+	audience  []string
+	expiry    time.Time // zero when the answer has no exp
+	notBefore time.Time
+	identity  *Identity
+	keepUntil time.Time
+}
+
+func newIntrospector(endpoint Introspection, issuers []string, ttl time.Duration, client *http.Client, now func() time.Time) *introspector {
+	return &introspector{
+		endpoint: endpoint, issuers: issuers, ttl: ttl, client: client, now: now,
+		answers: make(map[[sha256.Size]byte]*introspection),
+	}
+}
+
+func (in *introspector) verify(ctx context.Context, token, resource string) (*Identity, error) {
+	key := sha256.Sum256([]byte(token))
+	answer := in.cached(key)
+	if answer == nil {
+		var err error
+		if answer, err = in.ask(ctx, token); err != nil {
+			return nil, err
+		}
+		in.keep(key, answer)
+	}
+	return answer.check(in.now(), resource, in.issuers)
+}
+
+func (in *introspector) cached(key [sha256.Size]byte) *introspection {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	answer := in.answers[key]
+	if answer != nil && !in.now().Before(answer.keepUntil) {
+		delete(in.answers, key)
+		return nil
+	}
+	return answer
+}
+
+func (in *introspector) keep(key [sha256.Size]byte, answer *introspection) {
+	now := in.now()
+	// Kept for ttl even past the token's exp: check refuses it then, and
+	// an expired token stays expired.
+	answer.keepUntil = now.Add(in.ttl)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.answers) >= maxIntrospectionAnswers {
+		for k, old := range in.answers {
+			if !now.Before(old.keepUntil) {
+				delete(in.answers, k)
+			}
+		}
+	}
+	if len(in.answers) >= maxIntrospectionAnswers {
+		for k := range in.answers { // an arbitrary one: map order is random
+			delete(in.answers, k)
+			break
+		}
+	}
+	in.answers[key] = answer
+}
+
+// ask sends token to the introspection endpoint (RFC 7662 section 2.1).
+func (in *introspector) ask(ctx context.Context, token string) (*introspection, error) {
+	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
+	var doc map[string]any
+	err := postForm(ctx, in.client, in.endpoint.URL, form, in.endpoint.ClientID, in.endpoint.ClientSecret, &doc)
+	if err != nil {
+		return nil, unavailable("the introspection endpoint did not answer", err)
+	}
+	answer := &introspection{identity: &Identity{Claims: make(map[string]string)}}
+	answer.active, _ = doc["active"].(bool)
+	answer.issuer, _ = doc["iss"].(string)
+	answer.audience = audienceList(doc["aud"])
+	answer.expiry = numericDate(doc["exp"])
+	answer.notBefore = numericDate(doc["nbf"])
+	answer.identity.Subject, _ = doc["sub"].(string)
+	answer.identity.Scopes = scopeList(doc["scope"])
+	for name, value := range doc {
+		if s, ok := value.(string); ok {
+			answer.identity.Claims[name] = s
+		}
+	}
+	return answer, nil
+}
+
+// check applies the rules to a (possibly cached) answer at now.
+func (answer *introspection) check(now time.Time, resource string, issuers []string) (*Identity, error) {
+	switch {
+	case !answer.active:
+		return nil, invalid("the token is not active")
+	case answer.issuer != "" && !slices.Contains(issuers, answer.issuer):
+		return nil, invalid("the token's issuer %.100q is not accepted", answer.issuer)
+	case !slices.Contains(answer.audience, resource):
+		return nil, invalid("the token is not for %s", resource)
+	case !answer.expiry.IsZero() && now.After(answer.expiry.Add(leeway)):
+		return nil, invalid("the token has expired")
+	case !answer.notBefore.IsZero() && now.Add(leeway).Before(answer.notBefore):
+		return nil, invalid("the token is not valid yet")
+	}
+	return answer.identity, nil
+}
+
+func audienceList(value any) []string {
+	switch v := value.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var audience []string
+		for _, item := range v {
+			if s, ok := item.(string); ok {
+				audience = append(audience, s)
+			}
+		}
+		return audience
+	}
+	return nil
+}
+
+// numericDate reads a JSON NumericDate (seconds since the epoch).
+func numericDate(value any) time.Time {
+	seconds, ok := value.(float64)
+	if !ok {
+		return time.Time{}
+	}
+	return time.Unix(0, 0).Add(time.Duration(seconds * float64(time.Second)))
+}

@@ -1,0 +1,170 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
+)
+
+func introspectionConfig(as *authServer) Config {
+	return Config{
+		Issuers:  []string{as.issuer},
+		Resource: testResource,
+		Introspection: &Introspection{
+			URL: as.URL + "/introspect", ClientID: introspectClient, ClientSecret: introspectSecret,
+		},
+	}
+}
+
+func TestIntrospection(t *testing.T) {
+	as := newAuthServer(t, oauthMetadata)
+	v, clock := newTestVerifier(t, introspectionConfig(as))
+	now := clock.Now()
+	good := func(changes map[string]any) map[string]any {
+		answer := map[string]any{
+			"active": true, "iss": as.issuer, "aud": testResource, "sub": "user-7",
+			"scope": "tools:read", "exp": now.Add(time.Hour).Unix(), "client_id": "app",
+		}
+		return changed(answer, changes)
+	}
+	tests := []struct {
+		name   string
+		answer map[string]any // nil: the server does not know the token
+		reason string
+	}{
+		{"active", good(nil), ""},
+		{"audience list", good(map[string]any{"aud": []string{"https://x.example", testResource}}), ""},
+		{"no iss", good(map[string]any{"iss": nil}), ""},
+		{"unknown to the server", nil, "not active"},
+		{"inactive", map[string]any{"active": false}, "not active"},
+		{"active as a string", good(map[string]any{"active": "true"}), "not active"},
+		{"foreign audience", good(map[string]any{"aud": "https://other.example/mcp"}), "not for " + testResource},
+		{"no audience", good(map[string]any{"aud": nil}), "not for"},
+		{"foreign issuer", good(map[string]any{"iss": "https://evil.example"}), "issuer"},
+		{"expired", good(map[string]any{"exp": now.Add(-2 * time.Minute).Unix()}), "expired"},
+		{"not valid yet", good(map[string]any{"nbf": now.Add(2 * time.Minute).Unix()}), "not valid yet"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			token := "opaque-" + string(rune('a'+i))
+			if tt.answer != nil {
+				as.setAnswer(token, tt.answer)
+			}
+			id, err := v.Verify(context.Background(), token)
+			if tt.reason == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if id.Subject != "user-7" || !slices.Equal(id.Scopes, []string{"tools:read"}) || id.Claims["client_id"] != "app" {
+					t.Fatalf("identity %+v", id)
+				}
+				return
+			}
+			var refusal *Error
+			if !errors.Is(err, ErrInvalidToken) || !errors.As(err, &refusal) {
+				t.Fatalf("got %+v, %v; want an invalid-token refusal", id, err)
+			}
+			if !strings.Contains(refusal.Reason, tt.reason) {
+				t.Fatalf("reason %q, want it to say %q", refusal.Reason, tt.reason)
+			}
+		})
+	}
+}
+
+func TestIntrospectionCache(t *testing.T) {
+	as := newAuthServer(t, oauthMetadata)
+	config := introspectionConfig(as)
+	config.CacheTTL = time.Minute
+	v, clock := newTestVerifier(t, config)
+	as.setAnswer("live", map[string]any{"active": true, "aud": testResource, "exp": clock.Now().Add(time.Hour).Unix()})
+	for _, token := range []string{"live", "live", "revoked", "revoked", "live"} {
+		v.Verify(context.Background(), token)
+	}
+	if got := as.count("/introspect"); got != 2 {
+		t.Fatalf("two tokens asked %d times, want twice", got)
+	}
+	// The server revokes "live"; the cached answer holds until cache_ttl.
+	as.setAnswer("live", map[string]any{"active": false})
+	if _, err := v.Verify(context.Background(), "live"); err != nil {
+		t.Fatalf("within cache_ttl: %v", err)
+	}
+	clock.advance(time.Minute)
+	if _, err := v.Verify(context.Background(), "live"); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("after cache_ttl: %v, want the revocation seen", err)
+	}
+	if got := as.count("/introspect"); got != 3 {
+		t.Fatalf("asked %d times, want 3", got)
+	}
+	v.introspector.mu.Lock()
+	defer v.introspector.mu.Unlock()
+	for key := range v.introspector.answers {
+		if strings.Contains(string(key[:]), "live") {
+			t.Fatal("the cache is keyed by the token itself")
+		}
+	}
+}
+
+func TestIntrospectionUnavailable(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(as *authServer, c *Config)
+	}{
+		{"wrong client secret", func(as *authServer, c *Config) { c.Introspection.ClientSecret = "wrong" }},
+		{"server down", func(as *authServer, c *Config) { as.Close() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			as := newAuthServer(t, oauthMetadata)
+			as.setAnswer("tok", map[string]any{"active": true, "aud": testResource})
+			config := introspectionConfig(as)
+			tt.setup(as, &config)
+			v, _ := newTestVerifier(t, config)
+			_, err := v.Verify(context.Background(), "tok")
+			if !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("error %v, want ErrUnavailable", err)
+			}
+			if strings.Contains(err.Error(), introspectSecret) || strings.Contains(err.Error(), "tok\"") {
+				t.Fatalf("the error shows a secret: %v", err)
+			}
+			// A failure is not cached as an answer.
+			if len(v.introspector.answers) != 0 {
+				t.Fatal("a failed introspection was cached")
+			}
+		})
+	}
+}
+
+func TestIntrospectionCacheBound(t *testing.T) {
+	clock := &fakeClock{now: time.Now()}
+	in := newIntrospector(Introspection{}, nil, time.Minute, nil, clock.Now)
+	for i := range maxIntrospectionAnswers + 100 {
+		in.keep([32]byte{byte(i), byte(i >> 8), byte(i >> 16)}, &introspection{})
+	}
+	if got := len(in.answers); got != maxIntrospectionAnswers {
+		t.Fatalf("%d answers cached, want at most %d", got, maxIntrospectionAnswers)
+	}
+	clock.advance(time.Minute)
+	in.keep([32]byte{0xff, 0xff, 0xff}, &introspection{})
+	if got := len(in.answers); got != 1 {
+		t.Fatalf("%d answers after all expired, want the new one only", got)
+	}
+}
+
+// TestIntrospectionDecidesForJWTs: with introspect configured, even a well
+// signed JWT is only what the endpoint says of it, so revocation holds.
+func TestIntrospectionDecidesForJWTs(t *testing.T) {
+	as := newAuthServer(t, oauthMetadata)
+	v, clock := newTestVerifier(t, introspectionConfig(as))
+	token := sign(t, as.rsa, jwa.RS256(), claims(as, clock.Now(), nil))
+	if _, err := v.Verify(context.Background(), token); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("revoked JWT: %v, want a refusal", err)
+	}
+	if as.count("/introspect") != 1 || as.count("/jwks") != 0 {
+		t.Fatalf("introspect asked %d times and keys read %d times, want 1 and 0", as.count("/introspect"), as.count("/jwks"))
+	}
+}
