@@ -46,7 +46,7 @@ type authServer struct {
 	hangJWKS bool
 }
 
-func newAuthServer(t *testing.T, style string) *authServer {
+func newAuthServer(t testing.TB, style string) *authServer {
 	t.Helper()
 	as := &authServer{style: style, answers: map[string]map[string]any{}, hits: map[string]int{}}
 	as.rsa = privateKey(t, mustRSA(t), "rsa-1")
@@ -58,7 +58,7 @@ func newAuthServer(t *testing.T, style string) *authServer {
 	return as
 }
 
-func mustRSA(t *testing.T) *rsa.PrivateKey {
+func mustRSA(t testing.TB) *rsa.PrivateKey {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func mustRSA(t *testing.T) *rsa.PrivateKey {
 	return key
 }
 
-func mustEC(t *testing.T) *ecdsa.PrivateKey {
+func mustEC(t testing.TB) *ecdsa.PrivateKey {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func mustEC(t *testing.T) *ecdsa.PrivateKey {
 	return key
 }
 
-func privateKey(t *testing.T, raw any, kid string) jwk.Key {
+func privateKey(t testing.TB, raw any, kid string) jwk.Key {
 	t.Helper()
 	key, err := jwk.Import(raw)
 	if err != nil {
@@ -87,7 +87,7 @@ func privateKey(t *testing.T, raw any, kid string) jwk.Key {
 }
 
 // setKeys publishes the public halves of keys.
-func (as *authServer) setKeys(t *testing.T, keys ...jwk.Key) {
+func (as *authServer) setKeys(t testing.TB, keys ...jwk.Key) {
 	t.Helper()
 	set := jwk.NewSet()
 	for _, key := range keys {
@@ -176,7 +176,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // sign makes a JWT of claims signed with key under alg.
-func sign(t *testing.T, key jwk.Key, alg jwa.SignatureAlgorithm, claims map[string]any) string {
+func sign(t testing.TB, key jwk.Key, alg jwa.SignatureAlgorithm, claims map[string]any) string {
 	t.Helper()
 	token := jwt.New()
 	for name, value := range claims {

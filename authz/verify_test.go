@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
 )
 
 const testResource = "https://mcp.example.com/mcp"
@@ -214,5 +215,33 @@ func TestIdentityMissing(t *testing.T) {
 		if got := id.Missing(tt.required); !slices.Equal(got, tt.want) {
 			t.Errorf("Missing(%q) = %q, want %q", tt.required, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkVerify is the cost of checking one token once the keys are
+// cached, the cost an authorized request adds.
+func BenchmarkVerify(b *testing.B) {
+	as := newAuthServer(b, oauthMetadata)
+	v, err := NewVerifier(Config{Issuers: []string{as.issuer}, Resource: testResource})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bench := range []struct {
+		name string
+		key  jwk.Key
+		alg  jwa.SignatureAlgorithm
+	}{{"RS256", as.rsa, jwa.RS256()}, {"ES256", as.ec, jwa.ES256()}} {
+		token := sign(b, bench.key, bench.alg, claims(as, time.Now(), nil))
+		if _, err := v.Verify(context.Background(), token); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bench.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Verify(context.Background(), token); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
