@@ -55,11 +55,8 @@ func (h *Handler) checkCaddyfile(d *caddyfile.Dispenser) error {
 			return errorAt(at.tool, fmt.Errorf("tool %q is defined twice", t.Name))
 		}
 		seen[t.Name] = true
-		if tok, err := t.lineProblem(at); err != nil {
-			return errorAt(tok, fmt.Errorf("tool %q: %w", t.Name, err))
-		}
 		if _, err := compileTool(t, h.Headers, base); err != nil {
-			return errorAt(at.tool, fmt.Errorf("tool %q: %w", t.Name, err))
+			return errorAt(at.of(err), fmt.Errorf("tool %q: %w", t.Name, err))
 		}
 	}
 	return nil
@@ -109,64 +106,19 @@ func findToolLines(d *caddyfile.Dispenser) []toolLines {
 	return found
 }
 
-// lineProblem reports a fault of the tool that lies on one line of it, and
-// that line: a path that is not a template of its arguments (on the method
-// line), or an argument placed where its path or type cannot go (on its
-// arg line). The words are those Provision uses.
-func (t *Tool) lineProblem(at toolLines) (caddyfile.Token, error) {
-	if t.Path == "" {
-		return caddyfile.Token{}, nil // compile says a method and path are required
+// of is the line an error of the tool belongs to: the method line for its
+// path, an arg line for that argument, else the tool line.
+func (at toolLines) of(err error) caddyfile.Token {
+	var part *upstream.PartError
+	if !errors.As(err, &part) {
+		return at.tool
 	}
-	if !strings.HasPrefix(t.Path, "/") {
-		return at.method, fmt.Errorf("path %q must start with /", t.Path)
+	tok := at.method
+	if part.Arg != "" {
+		tok = at.args[part.Arg]
 	}
-	if strings.ContainsAny(t.Path, "?#") {
-		return at.method, fmt.Errorf("path %q: put query parameters in query lines or arguments, not in the path", t.Path)
+	if tok.File == "" {
+		return at.tool // an argument of input_schema has no line of its own
 	}
-	names := make(map[string]bool, len(t.Args))
-	for _, a := range t.Args {
-		names[a.Name] = true
-	}
-	if len(t.InputSchema) > 0 {
-		props, err := upstream.PropertyNames(t.InputSchema)
-		if err != nil {
-			return caddyfile.Token{}, nil // compile says what is wrong with the schema
-		}
-		for _, name := range props {
-			names[name] = true
-		}
-	}
-	path, err := upstream.ParseTemplate(t.Path, func(name string) bool { return names[name] })
-	if err != nil {
-		return at.method, err
-	}
-	for _, a := range t.Args {
-		inPath := path.HasSlot(a.Name)
-		in := upstream.Placement(a.In)
-		switch {
-		case in == upstream.InPath && !inPath:
-			return at.args[a.Name], fmt.Errorf("argument %q is placed in the path, but the path %q has no {%s}", a.Name, t.Path, a.Name)
-		case in != "" && in != upstream.InPath && inPath:
-			return at.args[a.Name], fmt.Errorf("argument %q is in the path %q but placed in %s", a.Name, t.Path, in)
-		case in == "" && inPath:
-			in = upstream.InPath
-		case in == "" && (t.Method == http.MethodGet || t.Method == http.MethodHead || t.Method == http.MethodDelete):
-			in = upstream.InQuery
-		}
-		if len(t.InputSchema) > 0 {
-			continue // the schema gives the type; compile checks it
-		}
-		typ, items := schemaType(a.Type)
-		switch {
-		case in == upstream.InQuery && (typ == "object" || items == "object"):
-			err := fmt.Errorf("argument %q: objects go only in the body, not in the query", a.Name)
-			if a.In == "" {
-				err = fmt.Errorf("%w (a %s sends its arguments in the query; say \"in body\")", err, t.Method)
-			}
-			return at.args[a.Name], err
-		case (in == upstream.InPath || in == upstream.InHeader) && (typ == "array" || typ == "object"):
-			return at.args[a.Name], fmt.Errorf("argument %q: %s arguments cannot go in the %s", a.Name, typ, in)
-		}
-	}
-	return caddyfile.Token{}, nil
+	return tok
 }

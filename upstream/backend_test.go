@@ -292,8 +292,11 @@ func TestCallRefusedOnEveryNewSession(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "unavailable: ") {
 		t.Errorf("err %v, want the backend unavailable", err)
 	}
-	if received, _ := rb.counts(); received != 2 {
-		t.Errorf("the backend received the call %d times, want 2 (once more on a new session)", received)
+	// 2: once more on a new session. 1 when the new session's client
+	// already knew its session was refused (a message it answered got the
+	// same 404) and did not send the call: still not a third time.
+	if received, _ := rb.counts(); received < 1 || received > 2 {
+		t.Errorf("the backend received the call %d times, want 2 (once more on a new session), at most", received)
 	}
 }
 

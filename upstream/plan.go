@@ -117,6 +117,19 @@ var argHeaderForbidden = map[string]bool{
 	"Connection": true, "Te": true, "Trailer": true, "Upgrade": true,
 }
 
+// PartError is a fault of a definition that lies in one part of it: its
+// path, or one argument, so that a configuration can point at that line.
+type PartError struct {
+	Arg string // the argument; empty for the path
+	Err error
+}
+
+func (e *PartError) Error() string { return e.Err.Error() }
+func (e *PartError) Unwrap() error { return e.Err }
+
+func pathError(err error) error             { return &PartError{Err: err} }
+func argError(name string, err error) error { return &PartError{Arg: name, Err: err} }
+
 // newRequestPlan checks spec and prepares it for calls.
 func newRequestPlan(spec planSpec) (*requestPlan, error) {
 	method := strings.ToUpper(spec.Method)
@@ -126,10 +139,10 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 		return nil, fmt.Errorf("method %q is not one of get, post, put, patch, delete, head", spec.Method)
 	}
 	if !strings.HasPrefix(spec.Path, "/") {
-		return nil, fmt.Errorf("path %q must start with /", spec.Path)
+		return nil, pathError(fmt.Errorf("path %q must start with /", spec.Path))
 	}
 	if strings.ContainsAny(spec.Path, "?#") {
-		return nil, fmt.Errorf("path %q: put query parameters in query lines or arguments, not in the path", spec.Path)
+		return nil, pathError(fmt.Errorf("path %q: put query parameters in query lines or arguments, not in the path", spec.Path))
 	}
 	p := &requestPlan{
 		method:   method,
@@ -156,7 +169,7 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 	}
 	path, err := ParseTemplate(spec.Path, func(name string) bool { return p.args[name] != nil })
 	if err != nil {
-		return nil, err
+		return nil, pathError(err)
 	}
 	p.path = path
 	headerNames := make(map[string]string)
@@ -177,28 +190,33 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 	for _, name := range argNames(spec.Args) {
 		a := p.args[name]
 		inPath := path.HasSlot(a.Name)
+		placed := a.In != ""
 		switch {
 		case a.In == "" && inPath:
 			a.In = InPath
 		case a.In == "":
 			a.In = p.extra
 		case a.In == InPath && !inPath:
-			return nil, fmt.Errorf("argument %q is placed in the path, but the path %q has no {%s}", a.Name, spec.Path, a.Name)
+			return nil, argError(a.Name, fmt.Errorf("argument %q is placed in the path, but the path %q has no {%s}", a.Name, spec.Path, a.Name))
 		case a.In != InPath && inPath:
-			return nil, fmt.Errorf("argument %q is in the path %q but placed in %s", a.Name, spec.Path, a.In)
+			return nil, argError(a.Name, fmt.Errorf("argument %q is in the path %q but placed in %s", a.Name, spec.Path, a.In))
 		}
 		switch a.In {
 		case InPath, InHeader:
 			if a.Type == "array" || a.Type == "object" {
-				return nil, fmt.Errorf("argument %q: %s arguments cannot go in the %s", a.Name, a.Type, a.In)
+				return nil, argError(a.Name, fmt.Errorf("argument %q: %s arguments cannot go in the %s", a.Name, a.Type, a.In))
 			}
 		case InQuery:
 			if a.Type == "object" || a.Items == "object" {
-				return nil, fmt.Errorf("argument %q: objects go only in the body, not in the query", a.Name)
+				err := fmt.Errorf("argument %q: objects go only in the body, not in the query", a.Name)
+				if !placed {
+					err = fmt.Errorf("%w (a %s sends its arguments in the query; say \"in body\")", err, method)
+				}
+				return nil, argError(a.Name, err)
 			}
 		case InBody:
 		default:
-			return nil, fmt.Errorf("argument %q: unknown placement %q (want path, query, header or body)", a.Name, a.In)
+			return nil, argError(a.Name, fmt.Errorf("argument %q: unknown placement %q (want path, query, header or body)", a.Name, a.In))
 		}
 		if a.In == InHeader {
 			if a.HeaderName == "" {

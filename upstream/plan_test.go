@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -120,5 +121,45 @@ func TestApplyDefaults(t *testing.T) {
 	}
 	if got := tool.applyDefaults(map[string]any{"limit": 3.0}); got["limit"] != 3.0 {
 		t.Errorf("a given value was replaced by the default: %v", got)
+	}
+}
+
+// A fault of the path or of one argument says which, so that a
+// configuration can point at its line; others say neither.
+func TestRequestPlanNamesThePart(t *testing.T) {
+	tests := []struct {
+		name string
+		spec planSpec
+		arg  string // "" for the path
+		part bool
+	}{
+		{"relative path", planSpec{Method: "GET", Path: "items"}, "", true},
+		{"query in the path", planSpec{Method: "GET", Path: "/s?q=1"}, "", true},
+		{"unknown slot", planSpec{Method: "GET", Path: "/items/{id}"}, "", true},
+		{"in path without slot", planSpec{Method: "GET", Path: "/items", Args: []planArg{{Name: "id", In: InPath}}}, "id", true},
+		{"slot placed elsewhere", planSpec{Method: "GET", Path: "/items/{id}", Args: []planArg{{Name: "id", In: InQuery}}}, "id", true},
+		{"object in the query", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "f", Type: "object"}}}, "f", true},
+		{"array in a header", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "h", Type: "array", In: InHeader}}}, "h", true},
+		{"bad placement", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "x", In: "cookie"}}}, "x", true},
+		{"method", planSpec{Method: "TRACE", Path: "/"}, "", false},
+		{"duplicate arg", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "a"}, {Name: "a"}}}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := newRequestPlan(tt.spec)
+			var part *PartError
+			switch {
+			case err == nil:
+				t.Fatal("accepted")
+			case errors.As(err, &part) != tt.part:
+				t.Fatalf("%v: a PartError %v, want %v", err, !tt.part, tt.part)
+			case tt.part && part.Arg != tt.arg:
+				t.Fatalf("%v: names argument %q, want %q", err, part.Arg, tt.arg)
+			}
+		})
+	}
+	_, err := newRequestPlan(planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "f", Type: "object"}}})
+	if want := `(a GET sends its arguments in the query; say "in body")`; !strings.Contains(err.Error(), want) {
+		t.Errorf("%v: no %s", err, want)
 	}
 }
