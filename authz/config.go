@@ -91,7 +91,7 @@ func (c Config) Validate() error {
 	}
 	for field, scopes := range map[string][]string{"scopes": c.Scopes, "require_scopes": c.RequireScopes} {
 		for _, scope := range scopes {
-			if !isScopeToken(scope) {
+			if !IsScopeToken(scope) {
 				return fmt.Errorf("%s: %q is not a scope token (RFC 6749 section 3.3)", field, scope)
 			}
 		}
@@ -163,10 +163,10 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// isScopeToken reports whether s is a scope-token of RFC 6749 section 3.3:
+// IsScopeToken reports whether s is a scope-token of RFC 6749 section 3.3:
 // printable ASCII without space, double quote or backslash. Scopes that pass
 // need no escaping inside a WWW-Authenticate quoted string.
-func isScopeToken(s string) bool {
+func IsScopeToken(s string) bool {
 	if s == "" {
 		return false
 	}

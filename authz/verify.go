@@ -256,7 +256,7 @@ func scopeList(value any) []string {
 	case []any:
 		var scopes []string
 		for _, item := range v {
-			if s, ok := item.(string); ok && isScopeToken(s) {
+			if s, ok := item.(string); ok && IsScopeToken(s) {
 				scopes = append(scopes, s)
 			}
 		}

@@ -40,6 +40,7 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		max_request_size  <size>
 //		allow_origins <origin...>
 //		allow_hosts   <host...>
+//		authorization { ... }   (see parseAuthorization)
 //
 //		tool <name> {
 //			title        <text>
@@ -58,6 +59,7 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //			body    json|form|arg <name>
 //			timeout <duration>
 //			annotations <hint>[=false] ...
+//			scopes  <scope...>
 //		}
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -204,6 +206,13 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 			err = durationArg(d, &t.Timeout)
 		case "annotations":
 			err = parseAnnotations(d, t)
+		case "scopes":
+			if t.Scopes = d.RemainingArgs(); len(t.Scopes) == 0 {
+				return nil, d.ArgErr()
+			}
+			if err := checkScopes(t.Scopes); err != nil {
+				return nil, d.Errf("tool %s: scopes: %v", t.Name, err)
+			}
 		default:
 			return nil, d.Errf("tool %s: unknown subdirective %q", t.Name, key)
 		}

@@ -778,6 +778,8 @@ var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
 // (as caddytest.CompareAdapt prints it) or text the adapter's error must
 // contain. This is the format of Caddy's own caddyfile_adapt tests.
 func TestCaddyfileAdapt(t *testing.T) {
+	// authorization_introspect's client secret, resolved when it loads.
+	t.Setenv("INTROSPECT_SECRET", "golden-secret")
 	for _, g := range adapttest.Goldens(t, filepath.Join("testdata", "adapt", "*.caddyfiletest")) {
 		t.Run(filepath.Base(g.File), func(t *testing.T) {
 			if updateGolden {

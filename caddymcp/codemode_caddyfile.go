@@ -46,6 +46,7 @@ func parseCodeMode(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		max_request_size <size>
 //		allow_origins   <origin...>
 //		allow_hosts     <host...>
+//		authorization   { ... }   (see parseAuthorization)
 //	}
 func (cm *CodeMode) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/caddy-mcp/caddy-mcp/authz"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -45,6 +46,11 @@ type Endpoint struct {
 	// held to it. Default: none.
 	AllowHosts []string `json:"allow_hosts,omitempty"`
 
+	// Authorization makes the endpoint an OAuth 2.1 resource server: every
+	// request needs a bearer token from one of its issuers. Default: none
+	// (anyone who reaches the endpoint may use it).
+	Authorization *AuthorizationConfig `json:"authorization,omitempty"`
+
 	origins    map[string]bool
 	anyOrigin  bool
 	hosts      map[string]bool
@@ -52,6 +58,7 @@ type Endpoint struct {
 	logger     *zap.Logger
 	metrics    *metrics
 	handlerTag string
+	verifier   *authz.Verifier // nil without an authorization block
 }
 
 // provisionEndpoint checks the settings and mounts srv behind them.
@@ -74,6 +81,12 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 	e.hosts = make(map[string]bool, len(e.AllowHosts))
 	for _, h := range e.AllowHosts {
 		e.hosts[strings.ToLower(h)] = true
+	}
+	if e.Authorization != nil {
+		var err error
+		if e.verifier, err = e.Authorization.newVerifier(); err != nil {
+			return err
+		}
 	}
 	e.logger, e.metrics, e.handlerTag = logger, m, tag
 	e.transport = newTransport(srv, ctx.Slogger())
@@ -104,6 +117,9 @@ func (e *Endpoint) validate() error {
 		if h == "" || strings.ContainsAny(h, "/ ") {
 			return fmt.Errorf("allow_hosts: %q is not a host name", h)
 		}
+	}
+	if e.Authorization != nil {
+		return e.Authorization.validate()
 	}
 	return nil
 }

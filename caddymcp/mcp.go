@@ -297,8 +297,26 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("tool %q is defined twice", t.Name)
 		}
 		seen[t.Name] = true
+		if err := h.checkToolScopes(t); err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
 	}
 	return h.Endpoint.validate()
+}
+
+// checkToolScopes refuses scopes that are not scope tokens, or that no
+// authorization block would check.
+func (h *Handler) checkToolScopes(t *Tool) error {
+	if len(t.Scopes) == 0 {
+		return nil
+	}
+	if h.Authorization == nil {
+		return errScopesWithoutAuthorization
+	}
+	if err := checkScopes(t.Scopes); err != nil {
+		return fmt.Errorf("scopes: %w", err)
+	}
+	return nil
 }
 
 // Cleanup releases the upstream connections.

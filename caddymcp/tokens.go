@@ -33,6 +33,10 @@ func (e *Endpoint) unmarshalSubdirective(d *caddyfile.Dispenser) (bool, error) {
 		if len(e.AllowHosts) == 0 {
 			return true, d.ArgErr()
 		}
+	case "authorization":
+		var err error
+		e.Authorization, err = parseAuthorization(d)
+		return true, err
 	default:
 		return false, nil
 	}

@@ -75,6 +75,10 @@ type Tool struct {
 	// Annotations are hints to clients about the tool's behaviour.
 	// Default: none.
 	Annotations *Annotations `json:"annotations,omitempty"`
+
+	// Scopes must all be carried by the token of a request calling this
+	// tool; it needs the endpoint's authorization block. Default: none.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // Arg declares one argument of a tool.

@@ -55,6 +55,9 @@ func (h *Handler) checkCaddyfile(d *caddyfile.Dispenser) error {
 			return errorAt(at.tool, fmt.Errorf("tool %q is defined twice", t.Name))
 		}
 		seen[t.Name] = true
+		if err := h.checkToolScopes(t); err != nil {
+			return errorAt(at.tool, fmt.Errorf("tool %q: %w", t.Name, err))
+		}
 		if _, err := compileTool(t, h.Headers, base); err != nil {
 			return errorAt(at.of(err), fmt.Errorf("tool %q: %w", t.Name, err))
 		}
