@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jwt"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/authtest"
 )
 
 // Metadata styles the test authorization server can publish.
@@ -74,17 +74,8 @@ func mustEC(t testing.TB) *ecdsa.PrivateKey {
 	return key
 }
 
-func privateKey(t testing.TB, raw any, kid string) jwk.Key {
-	t.Helper()
-	key, err := jwk.Import(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := key.Set(jwk.KeyIDKey, kid); err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
+// privateKey imports a raw private key as a JWK with kid.
+var privateKey = authtest.PrivateKey
 
 // setKeys publishes the public halves of keys.
 func (as *authServer) setKeys(t testing.TB, keys ...jwk.Key) {
@@ -176,20 +167,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // sign makes a JWT of claims signed with key under alg.
-func sign(t testing.TB, key jwk.Key, alg jwa.SignatureAlgorithm, claims map[string]any) string {
-	t.Helper()
-	token := jwt.New()
-	for name, value := range claims {
-		if err := token.Set(name, value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	signed, err := jwt.Sign(token, jwt.WithKey(alg, key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(signed)
-}
+var sign = authtest.Sign
 
 // fakeClock is a Verifier clock the test moves by hand.
 type fakeClock struct {

@@ -5,13 +5,18 @@
 package caddymcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 
 	"github.com/caddy-mcp/caddy-mcp/authz"
 )
@@ -224,3 +229,146 @@ func parseIntrospect(d *caddyfile.Dispenser) (*IntrospectConfig, error) {
 
 // errScopesWithoutAuthorization refuses tool scopes nothing would check.
 var errScopesWithoutAuthorization = errors.New("scopes need an authorization block on the endpoint: without one, no token is checked")
+
+// endpointAuth is what an endpoint with an authorization block builds.
+type endpointAuth struct {
+	verifier  *authz.Verifier
+	siteHosts atomic.Pointer[siteHostSet]
+}
+
+// identityKey carries the *authz.Identity of an authorized request.
+type identityKey struct{}
+
+// authorize checks the bearer token of r, a request to the MCP endpoint.
+// It answers the request itself (401, 403, or 500 for a site it cannot
+// name a resource for) and returns nil when r may not go on; otherwise r
+// with the caller's identity in its context.
+func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Request {
+	a := e.Authorization
+	resource, err := e.resource(r)
+	if err != nil {
+		e.logger.Error("authorization: no resource for the request; refused", zap.String("host", r.Host), zap.Error(err))
+		e.reject(w, r, http.StatusInternalServerError, "unauthorized", "the server cannot check tokens for this host; set resource in its authorization block")
+		return nil
+	}
+	metadataURL, err := authz.MetadataURL(resource)
+	if err != nil {
+		e.logger.Error("authorization: the resource has no metadata URL; refused", zap.String("resource", resource), zap.Error(err))
+		e.reject(w, r, http.StatusInternalServerError, "unauthorized", "the server cannot check tokens for this host; set resource in its authorization block")
+		return nil
+	}
+	if query := r.URL.Query(); query.Has("access_token") {
+		e.challenge(w, r, http.StatusUnauthorized, "unauthorized", authz.Challenge{
+			Error:            "invalid_request",
+			Description:      "send the token in the Authorization header, not in the URL",
+			Scope:            a.RequireScopes,
+			ResourceMetadata: metadataURL,
+		}, "unauthorized: send the token in the Authorization header, not in the URL")
+		return nil
+	}
+	id, err := e.checkToken(r, resource)
+	if err != nil {
+		reason := "invalid token"
+		if refusal := (*authz.Error)(nil); errors.As(err, &refusal) {
+			reason = refusal.Reason
+		}
+		if errors.Is(err, authz.ErrUnavailable) {
+			e.logger.Warn("authorization server unavailable; request refused", zap.Error(err))
+		}
+		e.challenge(w, r, http.StatusUnauthorized, "unauthorized", authz.Unauthorized(metadataURL, a.RequireScopes, err), "unauthorized: "+reason)
+		return nil
+	}
+	if missing := id.Missing(a.RequireScopes); len(missing) > 0 {
+		e.challenge(w, r, http.StatusForbidden, "insufficient_scope", authz.InsufficientScope(metadataURL, a.RequireScopes),
+			"insufficient scope: the token lacks "+strings.Join(missing, " "))
+		return nil
+	}
+	return r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+}
+
+func (e *Endpoint) checkToken(r *http.Request, resource string) (*authz.Identity, error) {
+	token, err := authz.BearerToken(r.Header.Get("Authorization"))
+	if err != nil {
+		return nil, err
+	}
+	return e.auth.verifier.VerifyFor(r.Context(), token, resource)
+}
+
+// challenge refuses r with status, the WWW-Authenticate challenge c and a
+// JSON-RPC error saying reason.
+func (e *Endpoint) challenge(w http.ResponseWriter, r *http.Request, status int, label string, c authz.Challenge, reason string) {
+	w.Header().Set("WWW-Authenticate", c.String())
+	e.reject(w, r, status, label, reason)
+}
+
+// resource is the audience r's token must carry: the configured resource,
+// or https://<host><endpoint path>. The host comes from the request, so it
+// is taken only when it is one of the site's own host names (a host
+// matcher of the server's routes); on a site that answers any host, a
+// client could otherwise name another endpoint's host and have a token
+// for that endpoint accepted here. The path is the one the client asked
+// for, before any rewrite. Plain http is kept for loopback hosts (local
+// development), as authz accepts http only there.
+func (e *Endpoint) resource(r *http.Request) (string, error) {
+	if e.Authorization.Resource != "" {
+		return e.Authorization.Resource, nil
+	}
+	host := strings.ToLower(hostOnly(r.Host))
+	if !e.siteHost(r, host) {
+		return "", fmt.Errorf("host %q is not one of the site's host names, and no resource is configured", r.Host)
+	}
+	path := r.URL.EscapedPath()
+	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.URL != nil {
+		path = orig.URL.EscapedPath()
+	}
+	scheme := "https"
+	if r.TLS == nil && isLoopbackName(host) {
+		scheme = "http"
+	}
+	return scheme + "://" + strings.ToLower(r.Host) + path, nil
+}
+
+// siteHost reports whether host is named by a host matcher of a route of
+// the server serving r. The names are gathered once per server.
+func (e *Endpoint) siteHost(r *http.Request, host string) bool {
+	srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	if !ok || srv == nil {
+		return false
+	}
+	hosts := e.auth.siteHosts.Load()
+	if hosts == nil || hosts.server != srv {
+		hosts = &siteHostSet{server: srv, names: serverHostNames(srv)}
+		e.auth.siteHosts.Store(hosts)
+	}
+	return hosts.names[host]
+}
+
+// siteHostSet are the host names of one server's routes.
+type siteHostSet struct {
+	server *caddyhttp.Server
+	names  map[string]bool
+}
+
+// serverHostNames are the exact (not wildcard, not placeholder) host
+// names of the host matchers of srv's routes, lowercased.
+func serverHostNames(srv *caddyhttp.Server) map[string]bool {
+	names := make(map[string]bool)
+	for _, route := range srv.Routes {
+		for _, set := range route.MatcherSets {
+			for _, m := range set {
+				hosts, ok := m.(caddyhttp.MatchHost)
+				if !ok {
+					if p, isPtr := m.(*caddyhttp.MatchHost); isPtr && p != nil {
+						hosts, ok = *p, true
+					}
+				}
+				for _, h := range hosts {
+					if ok && !strings.ContainsAny(h, "*{") {
+						names[strings.ToLower(h)] = true
+					}
+				}
+			}
+		}
+	}
+	return names
+}

@@ -1,8 +1,18 @@
 package caddymcp
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/authtest"
 )
 
 // The JSON config is checked as Caddy loads it: the authorization block
@@ -59,5 +69,219 @@ func TestAuthorizationSecretNotShown(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "literal-s3cret") {
 			t.Fatalf("want an error without the secret, got %v", err)
 		}
+	}
+}
+
+// loadAuthorized starts an authorization server and a counting upstream,
+// and serves an mcp and a codemode endpoint, each with an authorization
+// block of that server (plus the line extra), on a site with a host name,
+// so that their resources default to http://127.0.0.1:<port><path>.
+func loadAuthorized(t *testing.T, extra string) (*authtest.Server, *atomic.Int64) {
+	as := authtest.New(t)
+	api, upstreamHits := countingUpstream(t)
+	if extra != "" {
+		extra = "\n\t\t\t" + extra
+	}
+	loadCaddyfile(t, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %[2]s
+		authorization {
+			issuer %[1]s
+			scopes orders:read orders:write%[3]s
+		}
+		tool echo {
+			description "Echo."
+			get /ok
+		}
+	}
+	codemode /code {
+		isolation in_process
+		backend shop http://127.0.0.1:{$LIVE_PORT}/mcp
+		authorization {
+			issuer %[1]s%[3]s
+		}
+	}
+}
+`, as.Issuer, api.URL, extra))
+	return as, upstreamHits
+}
+
+const toolsCallBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+
+// Every request to an endpoint with an authorization block needs a valid
+// token for that endpoint: anything else is a 401 with a challenge that
+// sends the client to the metadata, and a JSON-RPC error that says why,
+// before anything reaches the upstream (on the fast path too: the body is
+// a plain tools/call).
+func TestAuthorizationChallenge(t *testing.T) {
+	as, upstreamHits := loadAuthorized(t, "")
+	mcpResource := "http://" + liveAddr + "/mcp"
+	codeResource := "http://" + liveAddr + "/code"
+	other := authtest.New(t)
+	now := time.Now()
+	for _, endpoint := range []struct{ path, resource string }{{"/mcp", mcpResource}, {"/code", codeResource}} {
+		metadata := "http://" + liveAddr + "/.well-known/oauth-protected-resource" + endpoint.path
+		noError := `Bearer resource_metadata="` + metadata + `"`
+		invalid := func(why string) string {
+			return `Bearer error="invalid_token", error_description="` + why + `", resource_metadata="` + metadata + `"`
+		}
+		for _, tc := range []struct {
+			name      string
+			header    string
+			query     string
+			challenge string
+			body      string
+		}{
+			{"no token", "", "", noError, "unauthorized: no bearer token"},
+			{"basic scheme", "Basic dXNlcjpwYXNz", "", invalid("the Authorization header is not of the Bearer scheme"), "not of the Bearer scheme"},
+			{"garbage", "Bearer not-a-jwt", "", "", "unauthorized: "},
+			{"another issuer", "Bearer " + other.Token(t, endpoint.resource, "", nil), "", "", "unauthorized: "},
+			{"another audience", "Bearer " + as.Token(t, "https://elsewhere.example/mcp", "", nil), "", "", "unauthorized: "},
+			{"the other endpoint's token", "Bearer " + as.Token(t, map[string]string{mcpResource: codeResource, codeResource: mcpResource}[endpoint.resource], "", nil), "", "", "unauthorized: "},
+			{"expired", "Bearer " + as.Token(t, endpoint.resource, "", map[string]any{"exp": now.Add(-time.Hour), "iat": now.Add(-2 * time.Hour)}), "", "", "unauthorized: "},
+			{"signed by another key", "Bearer " + authtest.Sign(t, other.RSA, jwa.RS256(), map[string]any{"iss": as.Issuer, "aud": endpoint.resource, "exp": now.Add(time.Hour)}), "", "", "unauthorized: "},
+			{"in the query", "", "?access_token=" + as.Token(t, endpoint.resource, "", nil), `Bearer error="invalid_request", error_description="send the token in the Authorization header, not in the URL", resource_metadata="` + metadata + `"`, "not in the URL"},
+			{"valid in the header, another in the query", "Bearer " + as.Token(t, endpoint.resource, "", nil), "?access_token=x", "", "not in the URL"},
+		} {
+			t.Run(endpoint.path+"/"+tc.name, func(t *testing.T) {
+				before := upstreamHits.Load()
+				header := map[string]string{}
+				if tc.header != "" {
+					header["Authorization"] = tc.header
+				}
+				resp, body := rawPost(t, endpoint.path+tc.query, []byte(toolsCallBody), header)
+				if resp.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("status %d, want 401: %s", resp.StatusCode, body)
+				}
+				got := resp.Header.Get("WWW-Authenticate")
+				if tc.challenge != "" && got != tc.challenge {
+					t.Errorf("WWW-Authenticate\n%s\nwant\n%s", got, tc.challenge)
+				}
+				if !strings.HasPrefix(got, "Bearer ") || !strings.HasSuffix(got, `resource_metadata="`+metadata+`"`) {
+					t.Errorf("WWW-Authenticate %q does not send the client to %s", got, metadata)
+				}
+				var answer mcp.JSONRPCError
+				if err := json.Unmarshal(body, &answer); err != nil || answer.Error.Code != mcp.INVALID_REQUEST || !strings.Contains(answer.Error.Message, tc.body) {
+					t.Errorf("body %s: want a JSON-RPC error containing %q", body, tc.body)
+				}
+				if token := strings.TrimPrefix(tc.header, "Bearer "); len(token) > 20 && (strings.Contains(string(body), token) || strings.Contains(got, token)) {
+					t.Error("the answer shows the token")
+				}
+				if n := upstreamHits.Load() - before; n != 0 {
+					t.Errorf("the upstream got %d requests", n)
+				}
+			})
+		}
+	}
+
+	t.Run("valid token", func(t *testing.T) {
+		resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Authorization": "Bearer " + as.Token(t, mcpResource, "", nil)})
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) || strings.Contains(string(body), `"isError":true`) {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("valid token on codemode", func(t *testing.T) {
+		resp, body := rawPost(t, "/code", []byte(pingBody), map[string]string{"Authorization": "Bearer " + as.Token(t, codeResource, "", nil)})
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result":{}`) {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("preflight", func(t *testing.T) {
+		req := mustRequest(t, http.MethodOptions, "http://"+liveAddr+"/mcp")
+		req.Header.Set("Origin", "http://"+liveAddr)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, _ := do(t, req)
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("WWW-Authenticate") != "" {
+			t.Fatalf("preflight: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	})
+	t.Run("challenge readable by a browser", func(t *testing.T) {
+		resp, _ := rawPost(t, "/mcp", []byte(pingBody), map[string]string{"Origin": "http://" + liveAddr})
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "WWW-Authenticate") {
+			t.Fatalf("status %d, Access-Control-Expose-Headers %q", resp.StatusCode, resp.Header.Get("Access-Control-Expose-Headers"))
+		}
+	})
+}
+
+// require_scopes: a token without them is a 401 that names them when
+// absent, a 403 insufficient_scope (step-up) when it lacks one.
+func TestAuthorizationRequireScopes(t *testing.T) {
+	as, upstreamHits := loadAuthorized(t, "require_scopes orders:read orders:write")
+	resource := "http://" + liveAddr + "/mcp"
+	metadata := "http://" + liveAddr + "/.well-known/oauth-protected-resource/mcp"
+	for _, tc := range []struct {
+		name      string
+		scope     string
+		status    int
+		challenge string
+	}{
+		{"no token", "-", http.StatusUnauthorized, `Bearer scope="orders:read orders:write", resource_metadata="` + metadata + `"`},
+		{"no scope", "", http.StatusForbidden, `Bearer error="insufficient_scope", error_description="the token lacks a scope this request needs", scope="orders:read orders:write", resource_metadata="` + metadata + `"`},
+		{"one of two", "orders:read", http.StatusForbidden, `Bearer error="insufficient_scope", error_description="the token lacks a scope this request needs", scope="orders:read orders:write", resource_metadata="` + metadata + `"`},
+		{"both", "orders:write orders:read profile", http.StatusOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := upstreamHits.Load()
+			header := map[string]string{}
+			if tc.scope != "-" {
+				header["Authorization"] = "Bearer " + as.Token(t, resource, tc.scope, nil)
+			}
+			resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), header)
+			if resp.StatusCode != tc.status || resp.Header.Get("WWW-Authenticate") != tc.challenge {
+				t.Fatalf("status %d, WWW-Authenticate %q\nwant %d, %q\n%s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), tc.status, tc.challenge, body)
+			}
+			if tc.status == http.StatusForbidden && (!strings.Contains(string(body), "insufficient scope") || upstreamHits.Load() != before) {
+				t.Fatalf("body %s, upstream requests %d", body, upstreamHits.Load()-before)
+			}
+		})
+	}
+}
+
+// Without resource, the audience comes from the request's Host only when
+// that is one of the site's host names: on a site answering any host, a
+// client naming another endpoint's host must not get that endpoint's
+// tokens accepted, so the endpoint refuses to check and says what to set.
+func TestAuthorizationResourceNeedsSiteHost(t *testing.T) {
+	as := authtest.New(t)
+	api, upstreamHits := countingUpstream(t)
+	bin := api.URL
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		authorization {
+			issuer %s
+		}
+		tool echo {
+			description "Echo."
+			get /ok
+		}
+	}
+}
+`, bin, as.Issuer))
+	for _, host := range []string{liveAddr, "localhost:" + livePort} {
+		token := as.Token(t, "http://"+host+"/mcp", "", nil)
+		resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Host": host, "Authorization": "Bearer " + token})
+		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "set resource in its authorization block") {
+			t.Fatalf("Host %s: status %d: %s", host, resp.StatusCode, body)
+		}
+	}
+	if upstreamHits.Load() != 0 {
+		t.Fatalf("the upstream got %d requests", upstreamHits.Load())
+	}
+}
+
+// An authorization server that is down means 401s, never an open door,
+// and the endpoint recovers once it is back.
+func TestAuthorizationServerDown(t *testing.T) {
+	as, upstreamHits := loadAuthorized(t, "")
+	header := map[string]string{"Authorization": "Bearer " + as.Token(t, "http://"+liveAddr+"/mcp", "", nil)}
+	as.SetDown(true)
+	resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), header)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) || upstreamHits.Load() != 0 {
+		t.Fatalf("down: status %d, WWW-Authenticate %q, upstream requests %d: %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), upstreamHits.Load(), body)
+	}
+	as.SetDown(false)
+	if resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), header); resp.StatusCode != http.StatusOK || upstreamHits.Load() != 1 {
+		t.Fatalf("back: status %d, upstream requests %d: %s", resp.StatusCode, upstreamHits.Load(), body)
 	}
 }

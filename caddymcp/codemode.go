@@ -72,7 +72,7 @@ const coldStartWait = 2 * time.Second
 // ------|-------
 // handler | `codemode`
 // method | `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`, `notifications/initialized`, `notifications/cancelled`, `notifications/other`, `other`
-// reason | `forbidden` (Origin or Host), `method` (not POST), `too_large` (max_request_size), `batch` (a JSON-RPC batch)
+// reason | `forbidden` (Origin or Host), `method` (not POST), `too_large` (max_request_size), `batch` (a JSON-RPC batch), `unauthorized` (no valid token), `insufficient_scope` (authorization: require_scopes)
 // server | the name
 // tool | the tool_name, for executions; `<backend>.<tool>` for a backend call, with the backend tool's own name; `unknown` for a call of a name on no tool list (the code may call any name on a backend that is down)
 // outcome, of an execution | `ok`, `invalid_arguments`, `syntax_error`, `uncaught_error` (the code threw), `timeout`, `canceled`, `limit_exceeded` (max_tool_calls, max_code_size and the sandbox's bounds), `memory_limit` (max_memory), `stack_overflow`, `busy` (max_concurrent), `worker_failed` (a worker process died, could not start or broke its pipe)

@@ -20,7 +20,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/caddy-mcp/caddy-mcp/authz"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -58,7 +57,7 @@ type Endpoint struct {
 	logger     *zap.Logger
 	metrics    *metrics
 	handlerTag string
-	verifier   *authz.Verifier // nil without an authorization block
+	auth       *endpointAuth // nil without an authorization block
 }
 
 // provisionEndpoint checks the settings and mounts srv behind them.
@@ -83,10 +82,11 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 		e.hosts[strings.ToLower(h)] = true
 	}
 	if e.Authorization != nil {
-		var err error
-		if e.verifier, err = e.Authorization.newVerifier(); err != nil {
+		verifier, err := e.Authorization.newVerifier()
+		if err != nil {
 			return err
 		}
+		e.auth = &endpointAuth{verifier: verifier}
 	}
 	e.logger, e.metrics, e.handlerTag = logger, m, tag
 	e.transport = newTransport(srv, ctx.Slogger())
@@ -171,6 +171,14 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 		e.cors(w, origin)
 	}
 	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+
+	// Before anything reads the body, so no path (the fast path included)
+	// runs without a token; a preflight carries none.
+	if e.auth != nil && r.Method != http.MethodOptions {
+		if r = e.authorize(w, r); r == nil {
+			return nil
+		}
+	}
 
 	switch r.Method {
 	case http.MethodOptions:
@@ -307,7 +315,12 @@ func proxied(r *http.Request) bool {
 func (e *Endpoint) cors(w http.ResponseWriter, origin string) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
-	h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id")
+	if e.auth != nil {
+		// A browser client reads the challenge to find the authorization server.
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate")
+	} else {
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id")
+	}
 	h.Add("Vary", "Origin")
 }
 
