@@ -6,15 +6,18 @@ package caddymcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
@@ -227,6 +230,9 @@ func parseIntrospect(d *caddyfile.Dispenser) (*IntrospectConfig, error) {
 	return in, nil
 }
 
+// errNoAuthorization: the metadata handler has nothing to show without.
+var errNoAuthorization = errors.New("mcp_resource_metadata needs an authorization block")
+
 // errScopesWithoutAuthorization refuses tool scopes nothing would check.
 var errScopesWithoutAuthorization = errors.New("scopes need an authorization block on the endpoint: without one, no token is checked")
 
@@ -310,6 +316,11 @@ func (e *Endpoint) challenge(w http.ResponseWriter, r *http.Request, status int,
 // for, before any rewrite. Plain http is kept for loopback hosts (local
 // development), as authz accepts http only there.
 func (e *Endpoint) resource(r *http.Request) (string, error) {
+	return e.resourceAt(r, requestPath(r))
+}
+
+// resourceAt is resource for an endpoint at path.
+func (e *Endpoint) resourceAt(r *http.Request, path string) (string, error) {
 	if e.Authorization.Resource != "" {
 		return e.Authorization.Resource, nil
 	}
@@ -317,15 +328,123 @@ func (e *Endpoint) resource(r *http.Request) (string, error) {
 	if !e.siteHost(r, host) {
 		return "", fmt.Errorf("host %q is not one of the site's host names, and no resource is configured", r.Host)
 	}
-	path := r.URL.EscapedPath()
-	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.URL != nil {
-		path = orig.URL.EscapedPath()
-	}
 	scheme := "https"
 	if r.TLS == nil && isLoopbackName(host) {
 		scheme = "http"
 	}
 	return scheme + "://" + strings.ToLower(r.Host) + path, nil
+}
+
+// requestPath is the path the client asked for, before any rewrite.
+func requestPath(r *http.Request) string {
+	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.URL != nil {
+		return orig.URL.EscapedPath()
+	}
+	return r.URL.EscapedPath()
+}
+
+// wellKnownResource is where RFC 9728 puts protected resource metadata:
+// the endpoint's path follows it.
+const wellKnownResource = "/.well-known/oauth-protected-resource"
+
+// metadataPath reports whether r asks for protected resource metadata,
+// and for the endpoint at which path.
+func metadataPath(r *http.Request) (string, bool) {
+	rest, ok := strings.CutPrefix(requestPath(r), wellKnownResource)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return "", false
+	}
+	return rest, true
+}
+
+// serveMetadata answers a GET of the endpoint's protected resource
+// metadata (RFC 9728), which needs no token.
+func (e *Endpoint) serveMetadata(w http.ResponseWriter, r *http.Request, endpointPath string) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+		e.reject(w, r, http.StatusMethodNotAllowed, "method", fmt.Sprintf("method %s: the protected resource metadata is read with GET", r.Method))
+		return
+	}
+	resource, err := e.resourceAt(r, endpointPath)
+	if err != nil {
+		e.logger.Error("authorization: no resource for the metadata request", zap.String("host", r.Host), zap.Error(err))
+		e.reject(w, r, http.StatusInternalServerError, "unauthorized", "the server cannot name its resource for this host; set resource in its authorization block")
+		return
+	}
+	body, err := json.Marshal(e.Authorization.authzConfig(nil).Metadata(resource))
+	if err != nil {
+		e.reject(w, r, http.StatusInternalServerError, "unauthorized", "the metadata document could not be written")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "max-age=300")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(body)
+	}
+}
+
+// registerEndpointDirective registers the directive name as Caddy's
+// RegisterHandlerDirective does. When the endpoint has an authorization
+// block and its matcher is only a path matcher, a second route serves the
+// protected resource metadata of each exact path, so that it needs no
+// other Caddyfile line. (The endpoint's own route keeps its one path:
+// Caddy orders routes by the length of a single path.)
+func registerEndpointDirective(name string, parse func(httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)) {
+	httpcaddyfile.RegisterDirective(name, func(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+		if !h.Next() {
+			return nil, h.ArgErr()
+		}
+		matcherSet, err := h.ExtractMatcherSet()
+		if err != nil {
+			return nil, err
+		}
+		handler, err := parse(h)
+		if err != nil {
+			return nil, err
+		}
+		routes := h.NewRoute(matcherSet, handler)
+		e, ok := handler.(interface{ endpoint() *Endpoint })
+		if !ok || e.endpoint().Authorization == nil {
+			return routes, nil
+		}
+		paths := metadataPaths(matcherSet)
+		if len(paths) == 0 {
+			return routes, nil
+		}
+		raw, err := json.Marshal(paths)
+		if err != nil {
+			return nil, err
+		}
+		return append(routes, h.NewRoute(caddy.ModuleMap{"path": raw}, newResourceMetadata(e.endpoint()))...), nil
+	})
+}
+
+// endpoint is the Endpoint an mcp or codemode handler embeds.
+func (e *Endpoint) endpoint() *Endpoint { return e }
+
+// metadataPaths are the metadata paths of the exact paths of a matcher
+// set that is only a path matcher; none for any other matcher set (the
+// README says what to add then).
+func metadataPaths(set caddy.ModuleMap) []string {
+	raw, ok := set["path"]
+	if len(set) != 1 || !ok {
+		return nil
+	}
+	var paths, metadata []string
+	if json.Unmarshal(raw, &paths) != nil {
+		return nil
+	}
+	for _, p := range paths {
+		if strings.ContainsAny(p, "*{") || strings.HasPrefix(p, wellKnownResource) {
+			continue
+		}
+		if m := wellKnownResource + strings.TrimSuffix(p, "/"); !slices.Contains(metadata, m) {
+			metadata = append(metadata, m)
+		}
+	}
+	return metadata
 }
 
 // siteHost reports whether host is named by a host matcher of a route of

@@ -285,3 +285,97 @@ func TestAuthorizationServerDown(t *testing.T) {
 		t.Fatalf("back: status %d, upstream requests %d: %s", resp.StatusCode, upstreamHits.Load(), body)
 	}
 }
+
+// The protected resource metadata (RFC 9728) is served with no token and
+// no Caddyfile line beyond the authorization block, for both endpoints, at
+// the URL the challenge names, with CORS as for the endpoint.
+func TestAuthorizationResourceMetadata(t *testing.T) {
+	as, _ := loadAuthorized(t, "")
+	for _, tc := range []struct {
+		path   string
+		scopes []string
+	}{
+		{"/mcp", []string{"orders:read", "orders:write"}},
+		{"/code", nil},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			resp, _ := rawPost(t, tc.path, []byte(pingBody), nil)
+			metadataURL := strings.TrimSuffix(strings.TrimPrefix(resp.Header.Get("WWW-Authenticate"), `Bearer resource_metadata="`), `"`)
+			if metadataURL != "http://"+liveAddr+"/.well-known/oauth-protected-resource"+tc.path {
+				t.Fatalf("the challenge names %q", metadataURL)
+			}
+			req := mustRequest(t, http.MethodGet, metadataURL)
+			req.Header.Set("Origin", "http://"+liveAddr)
+			resp, body := do(t, req)
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("status %d, Content-Type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+			}
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "http://"+liveAddr {
+				t.Errorf("Access-Control-Allow-Origin %q", got)
+			}
+			var doc struct {
+				Resource               string   `json:"resource"`
+				AuthorizationServers   []string `json:"authorization_servers"`
+				ScopesSupported        []string `json:"scopes_supported"`
+				BearerMethodsSupported []string `json:"bearer_methods_supported"`
+			}
+			if err := json.Unmarshal(body, &doc); err != nil {
+				t.Fatalf("%v: %s", err, body)
+			}
+			if doc.Resource != "http://"+liveAddr+tc.path || len(doc.AuthorizationServers) != 1 || doc.AuthorizationServers[0] != as.Issuer ||
+				fmt.Sprint(doc.ScopesSupported) != fmt.Sprint(tc.scopes) || fmt.Sprint(doc.BearerMethodsSupported) != "[header]" {
+				t.Errorf("document %s", body)
+			}
+		})
+	}
+	t.Run("foreign origin", func(t *testing.T) {
+		req := mustRequest(t, http.MethodGet, "http://"+liveAddr+"/.well-known/oauth-protected-resource/mcp")
+		req.Header.Set("Origin", "https://evil.example")
+		if resp, body := do(t, req); resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("preflight", func(t *testing.T) {
+		req := mustRequest(t, http.MethodOptions, "http://"+liveAddr+"/.well-known/oauth-protected-resource/mcp")
+		req.Header.Set("Origin", "http://"+liveAddr)
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		if resp, _ := do(t, req); resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "http://"+liveAddr {
+			t.Fatalf("status %d, Access-Control-Allow-Origin %q", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
+		}
+	})
+	t.Run("post", func(t *testing.T) {
+		if resp, body := rawPost(t, "/.well-known/oauth-protected-resource/mcp", []byte(pingBody), nil); resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+	})
+}
+
+// An endpoint serves its metadata itself when the request reaches it, as
+// with a matcher that is not a path (here: none, the whole site), and the
+// configured resource is the one shown.
+func TestAuthorizationMetadataFromEndpoint(t *testing.T) {
+	as := authtest.New(t)
+	api, _ := countingUpstream(t)
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	mcp {
+		upstream %s
+		authorization {
+			issuer %s
+			resource https://api.example.com/mcp
+		}
+		tool echo {
+			description "Echo."
+			get /ok
+		}
+	}
+}
+`, api.URL, as.Issuer))
+	resp, body := do(t, mustRequest(t, http.MethodGet, "http://"+liveAddr+"/.well-known/oauth-protected-resource/mcp"))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"resource":"https://api.example.com/mcp"`) {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	resp, _ = rawPost(t, "/", []byte(pingBody), nil)
+	if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp"` {
+		t.Fatalf("WWW-Authenticate %q", got)
+	}
+}

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	httpcaddyfile.RegisterHandlerDirective("mcp", parseMCP)
+	registerEndpointDirective("mcp", parseMCP)
 	// Before respond, so mcp works in a site block without route, ahead of
 	// the reverse_proxy that route mode sends tool requests to.
 	httpcaddyfile.RegisterDirectiveOrder("mcp", httpcaddyfile.Before, "respond")

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	httpcaddyfile.RegisterHandlerDirective("codemode", parseCodeMode)
+	registerEndpointDirective("codemode", parseCodeMode)
 	httpcaddyfile.RegisterDirectiveOrder("codemode", httpcaddyfile.Before, "respond")
 }
 

@@ -62,6 +62,16 @@ type Endpoint struct {
 
 // provisionEndpoint checks the settings and mounts srv behind them.
 func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, tag string, logger *zap.Logger, m *metrics) error {
+	if err := e.provisionPolicy(tag, logger, m); err != nil {
+		return err
+	}
+	e.transport = newTransport(srv, ctx.Slogger())
+	return nil
+}
+
+// provisionPolicy sets up what every request passes through before MCP:
+// the Origin and Host policy and the authorization.
+func (e *Endpoint) provisionPolicy(tag string, logger *zap.Logger, m *metrics) error {
 	if e.MaxRequestSize == 0 {
 		e.MaxRequestSize = defaultMaxRequestSize
 	}
@@ -89,7 +99,6 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 		e.auth = &endpointAuth{verifier: verifier}
 	}
 	e.logger, e.metrics, e.handlerTag = logger, m, tag
-	e.transport = newTransport(srv, ctx.Slogger())
 	return nil
 }
 
@@ -173,8 +182,13 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 
 	// Before anything reads the body, so no path (the fast path included)
-	// runs without a token; a preflight carries none.
+	// runs without a token; a preflight carries none, nor does a read of
+	// the metadata that says where to get one.
 	if e.auth != nil && r.Method != http.MethodOptions {
+		if endpointPath, ok := metadataPath(r); ok {
+			e.serveMetadata(w, r, endpointPath)
+			return nil
+		}
 		if r = e.authorize(w, r); r == nil {
 			return nil
 		}
