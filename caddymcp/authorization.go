@@ -19,6 +19,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
 	"github.com/caddy-mcp/caddy-mcp/authz"
@@ -240,10 +241,72 @@ var errScopesWithoutAuthorization = errors.New("scopes need an authorization blo
 type endpointAuth struct {
 	verifier  *authz.Verifier
 	siteHosts atomic.Pointer[siteHostSet]
+	// toolScopes are the scopes each tool needs beyond require_scopes.
+	toolScopes map[string][]string
 }
 
-// identityKey carries the *authz.Identity of an authorized request.
+// identityKey carries the *authorized of a request.
 type identityKey struct{}
+
+// authorized is who a request's token speaks for, and where its
+// resource's metadata is, for a later challenge.
+type authorized struct {
+	id          *authz.Identity
+	metadataURL string
+}
+
+// callerOf is the authorization of the request of ctx; nil on an
+// endpoint without an authorization block.
+func callerOf(ctx context.Context) *authorized {
+	a, _ := ctx.Value(identityKey{}).(*authorized)
+	return a
+}
+
+// mayCall reports whether the caller of ctx holds the scopes of tool.
+// Without authorization, every tool may be called.
+func (e *Endpoint) mayCall(ctx context.Context, tool string) bool {
+	if e.auth == nil {
+		return true
+	}
+	needed := e.auth.toolScopes[tool]
+	if len(needed) == 0 {
+		return true
+	}
+	caller := callerOf(ctx)
+	return caller != nil && len(caller.id.Missing(needed)) == 0
+}
+
+// refuseTool answers a tools/call of a tool whose scopes the caller lacks
+// with 403 insufficient_scope, naming every scope a new token needs (the
+// endpoint's and the tool's), so the client can step up; it reports
+// whether it did.
+func (e *Endpoint) refuseTool(w http.ResponseWriter, r *http.Request, tool string) bool {
+	if e.mayCall(r.Context(), tool) {
+		return false
+	}
+	needed := slices.Clone(e.Authorization.RequireScopes)
+	for _, scope := range e.auth.toolScopes[tool] {
+		if !slices.Contains(needed, scope) {
+			needed = append(needed, scope)
+		}
+	}
+	var metadataURL string
+	if caller := callerOf(r.Context()); caller != nil {
+		metadataURL = caller.metadataURL
+	}
+	e.challenge(w, r, http.StatusForbidden, "insufficient_scope", authz.InsufficientScope(metadataURL, needed),
+		fmt.Sprintf("insufficient scope: tool %s needs %s", tool, strings.Join(e.auth.toolScopes[tool], " ")))
+	return true
+}
+
+// filterTools leaves out of a tools/list the tools the caller may not
+// call.
+func (e *Endpoint) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	if e.auth == nil || len(e.auth.toolScopes) == 0 {
+		return tools
+	}
+	return slices.DeleteFunc(tools, func(t mcp.Tool) bool { return !e.mayCall(ctx, t.Name) })
+}
 
 // authorize checks the bearer token of r, a request to the MCP endpoint.
 // It answers the request itself (401, 403, or 500 for a site it cannot
@@ -289,7 +352,7 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 			"insufficient scope: the token lacks "+strings.Join(missing, " "))
 		return nil
 	}
-	return r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+	return r.WithContext(context.WithValue(r.Context(), identityKey{}, &authorized{id: id, metadataURL: metadataURL}))
 }
 
 func (e *Endpoint) checkToken(r *http.Request, resource string) (*authz.Identity, error) {

@@ -379,3 +379,87 @@ func TestAuthorizationMetadataFromEndpoint(t *testing.T) {
 		t.Fatalf("WWW-Authenticate %q", got)
 	}
 }
+
+// A tool's scopes: tools/list leaves it out for a token without them, and
+// calling it is 403 insufficient_scope naming what a new token needs (the
+// endpoint's require_scopes and the tool's), on the fast path and on the
+// mcp-go path (a call asking for progress), before the upstream is asked.
+func TestAuthorizationToolScopes(t *testing.T) {
+	as := authtest.New(t)
+	api, upstreamHits := countingUpstream(t)
+	loadCaddyfile(t, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		authorization {
+			issuer %s
+			require_scopes orders:read
+		}
+		tool echo {
+			description "Echo."
+			get /ok
+		}
+		tool refund {
+			description "Refund."
+			post /ok
+			scopes refunds:write orders:read
+		}
+	}
+}
+`, api.URL, as.Issuer))
+	resource := "http://" + liveAddr + "/mcp"
+	metadata := "http://" + liveAddr + "/.well-known/oauth-protected-resource/mcp"
+	const listBody = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	call := func(progress bool) []byte {
+		meta := ""
+		if progress {
+			meta = `,"_meta":{"progressToken":"p1"}`
+		}
+		return []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"refund","arguments":{}` + meta + `}}`)
+	}
+	for _, tc := range []struct {
+		name   string
+		scope  string
+		listed string
+		status int
+	}{
+		{"without the tool's scope", "orders:read", `["echo"]`, http.StatusForbidden},
+		{"with it", "orders:read refunds:write", `["echo","refund"]`, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			header := map[string]string{"Authorization": "Bearer " + as.Token(t, resource, tc.scope, nil)}
+			resp, body := rawPost(t, "/mcp", []byte(listBody), header)
+			var list struct {
+				Result struct {
+					Tools []struct{ Name string } `json:"tools"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(body, &list); resp.StatusCode != http.StatusOK || err != nil {
+				t.Fatalf("tools/list: status %d: %s", resp.StatusCode, body)
+			}
+			var names []string
+			for _, tool := range list.Result.Tools {
+				names = append(names, tool.Name)
+			}
+			if got, _ := json.Marshal(names); string(got) != tc.listed {
+				t.Errorf("tools/list names %s, want %s", got, tc.listed)
+			}
+			for _, progress := range []bool{false, true} {
+				before := upstreamHits.Load()
+				resp, body := rawPost(t, "/mcp", call(progress), header)
+				if resp.StatusCode != tc.status {
+					t.Fatalf("tools/call (progress %v): status %d, want %d: %s", progress, resp.StatusCode, tc.status, body)
+				}
+				if tc.status != http.StatusForbidden {
+					continue
+				}
+				want := `Bearer error="insufficient_scope", error_description="the token lacks a scope this request needs", scope="orders:read refunds:write", resource_metadata="` + metadata + `"`
+				if got := resp.Header.Get("WWW-Authenticate"); got != want {
+					t.Errorf("WWW-Authenticate\n%s\nwant\n%s", got, want)
+				}
+				if !strings.Contains(string(body), "tool refund needs refunds:write orders:read") || upstreamHits.Load() != before {
+					t.Errorf("body %s, upstream requests %d", body, upstreamHits.Load()-before)
+				}
+			}
+		})
+	}
+}

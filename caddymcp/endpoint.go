@@ -262,6 +262,10 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 				}
 			}
 			if info.Method == string(mcp.MethodToolsCall) {
+				// Before either path runs the tool.
+				if e.refuseTool(w, r, info.Params.Name) {
+					return nil
+				}
 				if fast != nil && fast.serve(w, r.WithContext(contextWith(r.Context(), ctxValue)), body, &info) {
 					return nil
 				}

@@ -152,6 +152,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		server.WithToolCapabilities(false),
 		server.WithInstructions(h.Instructions),
 		server.WithRecovery(),
+		server.WithToolFilter(h.filterTools),
 	)
 	for _, t := range h.Tools {
 		if t == nil {
@@ -177,6 +178,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	if err := h.provisionEndpoint(ctx, srv, "mcp", h.logger, h.metrics); err != nil {
 		return err
+	}
+	if h.auth != nil {
+		h.auth.toolScopes = make(map[string][]string)
+		for _, t := range h.Tools {
+			if t != nil && len(t.Scopes) > 0 {
+				h.auth.toolScopes[t.Name] = t.Scopes
+			}
+		}
 	}
 	h.fast = newFastPath(h.runTool, srv, h.transport, mcp.Implementation{Name: h.Name, Version: h.Version}, ctx.Slogger(), h.logger)
 	return nil
