@@ -352,7 +352,22 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 			"insufficient scope: the token lacks "+strings.Join(missing, " "))
 		return nil
 	}
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		setIdentityPlaceholders(repl, id)
+	}
 	return r.WithContext(context.WithValue(r.Context(), identityKey{}, &authorized{id: id, metadataURL: metadataURL}))
+}
+
+// setIdentityPlaceholders names the caller as Caddy's authentication
+// handler does: {http.auth.user.id} is the sub, {http.auth.user.scopes}
+// the scopes (space-separated), {http.auth.user.<claim>} each top-level
+// string claim. id and scopes win over claims of those names.
+func setIdentityPlaceholders(repl *caddy.Replacer, id *authz.Identity) {
+	for name, value := range id.Claims {
+		repl.Set("http.auth.user."+name, value)
+	}
+	repl.Set("http.auth.user.id", id.Subject)
+	repl.Set("http.auth.user.scopes", strings.Join(id.Scopes, " "))
 }
 
 func (e *Endpoint) checkToken(r *http.Request, resource string) (*authz.Identity, error) {

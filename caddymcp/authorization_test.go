@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/authtest"
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 )
 
 // The JSON config is checked as Caddy loads it: the authorization block
@@ -461,5 +462,54 @@ func TestAuthorizationToolScopes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The caller's identity reaches the upstream through placeholders in a
+// tool's header lines; the client's token does not.
+func TestAuthorizationIdentityPlaceholders(t *testing.T) {
+	as := authtest.New(t)
+	bin := mcptest.StartHTTPBin(t)
+	loadCaddyfile(t, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		authorization {
+			issuer %s
+		}
+		tool whoami {
+			description "Who am I."
+			get /anything
+			header X-User {http.auth.user.id}
+			header X-Scopes {http.auth.user.scopes}
+			header X-Email {http.auth.user.email}
+		}
+	}
+}
+`, bin, as.Issuer))
+	token := as.Token(t, "http://"+liveAddr+"/mcp", "orders:read profile", map[string]any{"email": "ann@example.com", "sub": "ann"})
+	for _, progress := range []string{"", `,"_meta":{"progressToken":"p"}`} {
+		resp, body := rawPost(t, "/mcp", []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{}`+progress+`}}`), map[string]string{"Authorization": "Bearer " + token})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+		text := string(body)
+		if i := strings.LastIndex(text, "data: "); i >= 0 { // an SSE answer: its last event
+			text = strings.TrimSpace(text[i+len("data: "):])
+		}
+		var answer struct {
+			Result mcp.CallToolResult `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(text), &answer); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		echo := parseEcho(t, &answer.Result)
+		for name, want := range map[string]string{"X-User": "ann", "X-Scopes": "orders:read profile", "X-Email": "ann@example.com"} {
+			if got := echo.Headers[name]; len(got) != 1 || got[0] != want {
+				t.Errorf("progress %q: upstream header %s = %q, want %q", progress, name, got, want)
+			}
+		}
+		if got, ok := echo.Headers["Authorization"]; ok {
+			t.Errorf("the upstream got the client's Authorization header: %q", got)
+		}
 	}
 }

@@ -55,6 +55,9 @@ func init() {
 // ------------|-------------
 // `{http.mcp.method}` | The JSON-RPC method of the request (tools/call, ...)
 // `{http.mcp.tool}` | The tool name of a tools/call
+// `{http.auth.user.id}` | With an authorization block: the token's sub
+// `{http.auth.user.scopes}` | With an authorization block: the token's scopes, space-separated
+// `{http.auth.user.<claim>}` | With an authorization block: a top-level string claim of the token
 //
 // With Caddy's metrics on, it counts, in these Prometheus metrics (label
 // values come from the config, never from a request):
