@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,16 +75,16 @@ func TestAuthorizationSecretNotShown(t *testing.T) {
 }
 
 // loadAuthorized starts an authorization server and a counting upstream,
-// and serves an mcp and a codemode endpoint, each with an authorization
+// and (with extraGlobal in the global options) serves an mcp and a codemode endpoint, each with an authorization
 // block of that server (plus the line extra), on a site with a host name,
 // so that their resources default to http://127.0.0.1:<port><path>.
-func loadAuthorized(t *testing.T, extra string) (*authtest.Server, *atomic.Int64) {
+func loadAuthorized(t *testing.T, extraGlobal, extra string) (*authtest.Server, *atomic.Int64) {
 	as := authtest.New(t)
 	api, upstreamHits := countingUpstream(t)
 	if extra != "" {
 		extra = "\n\t\t\t" + extra
 	}
-	loadCaddyfile(t, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
+	loadCaddyfile(t, extraGlobal, fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream %[2]s
 		authorization {
@@ -115,7 +116,7 @@ const toolsCallBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"
 // before anything reaches the upstream (on the fast path too: the body is
 // a plain tools/call).
 func TestAuthorizationChallenge(t *testing.T) {
-	as, upstreamHits := loadAuthorized(t, "")
+	as, upstreamHits := loadAuthorized(t, "", "")
 	mcpResource := "http://" + liveAddr + "/mcp"
 	codeResource := "http://" + liveAddr + "/code"
 	other := authtest.New(t)
@@ -207,7 +208,7 @@ func TestAuthorizationChallenge(t *testing.T) {
 // require_scopes: a token without them is a 401 that names them when
 // absent, a 403 insufficient_scope (step-up) when it lacks one.
 func TestAuthorizationRequireScopes(t *testing.T) {
-	as, upstreamHits := loadAuthorized(t, "require_scopes orders:read orders:write")
+	as, upstreamHits := loadAuthorized(t, "", "require_scopes orders:read orders:write")
 	resource := "http://" + liveAddr + "/mcp"
 	metadata := "http://" + liveAddr + "/.well-known/oauth-protected-resource/mcp"
 	for _, tc := range []struct {
@@ -272,14 +273,28 @@ func TestAuthorizationResourceNeedsSiteHost(t *testing.T) {
 }
 
 // An authorization server that is down means 401s, never an open door,
-// and the endpoint recovers once it is back.
+// with a warn line that says why (without the token), and the endpoint
+// recovers once it is back.
 func TestAuthorizationServerDown(t *testing.T) {
-	as, upstreamHits := loadAuthorized(t, "")
+	debugLog := filepath.Join(t.TempDir(), "debug.log")
+	as, upstreamHits := loadAuthorized(t, fmt.Sprintf("log {\n\t\toutput file %s\n\t}", debugLog), "")
 	header := map[string]string{"Authorization": "Bearer " + as.Token(t, "http://"+liveAddr+"/mcp", "", nil)}
 	as.SetDown(true)
 	resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), header)
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) || upstreamHits.Load() != 0 {
 		t.Fatalf("down: status %d, WWW-Authenticate %q, upstream requests %d: %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), upstreamHits.Load(), body)
+	}
+	var logged bool
+	for _, e := range readLogs(t, debugLog) {
+		if strings.Contains(fmt.Sprint(e), strings.TrimPrefix(header["Authorization"], "Bearer ")) {
+			t.Errorf("a log line shows the token: %v", e)
+		}
+		if e["msg"] == "authorization server unavailable; request refused" && e["level"] == "warn" && strings.Contains(fmt.Sprint(e["error"]), "503") {
+			logged = true
+		}
+	}
+	if !logged {
+		t.Error("no warn line says why the token could not be checked")
 	}
 	as.SetDown(false)
 	if resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), header); resp.StatusCode != http.StatusOK || upstreamHits.Load() != 1 {
@@ -291,7 +306,7 @@ func TestAuthorizationServerDown(t *testing.T) {
 // no Caddyfile line beyond the authorization block, for both endpoints, at
 // the URL the challenge names, with CORS as for the endpoint.
 func TestAuthorizationResourceMetadata(t *testing.T) {
-	as, _ := loadAuthorized(t, "")
+	as, _ := loadAuthorized(t, "", "")
 	for _, tc := range []struct {
 		path   string
 		scopes []string
@@ -466,11 +481,16 @@ func TestAuthorizationToolScopes(t *testing.T) {
 }
 
 // The caller's identity reaches the upstream through placeholders in a
-// tool's header lines; the client's token does not.
-func TestAuthorizationIdentityPlaceholders(t *testing.T) {
+// tool's header lines, and the call's log line names its sub; the
+// client's token and its other claims go to neither.
+func TestAuthorizationIdentity(t *testing.T) {
 	as := authtest.New(t)
 	bin := mcptest.StartHTTPBin(t)
-	loadCaddyfile(t, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
+	debugLog := filepath.Join(t.TempDir(), "debug.log")
+	loadCaddyfile(t, fmt.Sprintf(`log {
+		output file %s
+		level DEBUG
+	}`, debugLog), fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
 	mcp /mcp {
 		upstream %s
 		authorization {
@@ -511,5 +531,23 @@ func TestAuthorizationIdentityPlaceholders(t *testing.T) {
 		if got, ok := echo.Headers["Authorization"]; ok {
 			t.Errorf("the upstream got the client's Authorization header: %q", got)
 		}
+	}
+
+	// The call's log line names the sub, and no other claim or the token.
+	var calls int
+	for _, e := range readLogs(t, debugLog) {
+		line := fmt.Sprint(e)
+		if strings.Contains(line, token) || strings.Contains(line, "ann@example.com") {
+			t.Errorf("a log line shows the token or a claim: %v", e)
+		}
+		if e["msg"] == "tool call" {
+			calls++
+			if e["sub"] != "ann" {
+				t.Errorf("tool call log line without the sub: %v", e)
+			}
+		}
+	}
+	if calls != 2 {
+		t.Errorf("%d tool call log lines, want 2", calls)
 	}
 }

@@ -42,6 +42,9 @@ type outcome struct {
 	// refs are the placeholders of the tool's configuration text; observe
 	// checks which resolve to empty text only when it logs the call.
 	refs []configRef
+	// sub is the caller's sub, with an authorization block; no other claim
+	// is logged.
+	sub string
 }
 
 // toolHandler is mcp-go's way into a tool, and runTool the fast path's;
@@ -73,6 +76,9 @@ func (h *Handler) runTool(ctx context.Context, name string, args map[string]any)
 func (h *Handler) serve(ctx context.Context, p *provisioned, raw any) *mcp.CallToolResult {
 	start := time.Now()
 	res, out := h.call(ctx, p, raw)
+	if caller := callerOf(ctx); caller != nil {
+		out.sub = caller.id.Subject
+	}
 	h.observe(p.op.Name(), out, time.Since(start))
 	return res
 }
@@ -211,6 +217,9 @@ func (h *Handler) observe(tool string, out outcome, d time.Duration) {
 		zap.Int("status", out.status),
 		zap.Duration("duration", d),
 		zap.String("outcome", out.kind),
+	}
+	if out.sub != "" {
+		fields = append(fields, zap.String("sub", out.sub))
 	}
 	if out.err != nil {
 		fields = append(fields, zap.Error(out.err))
