@@ -459,6 +459,12 @@ func TestAuthorizationToolScopes(t *testing.T) {
 			if got, _ := json.Marshal(names); string(got) != tc.listed {
 				t.Errorf("tools/list names %s, want %s", got, tc.listed)
 			}
+			// On 2026-07-28, a list that depends on the token says so.
+			modern := map[string]string{"Authorization": header["Authorization"], "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+			resp, body = rawPost(t, "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`), modern)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"cacheScope":"private"`) {
+				t.Errorf("2026-07-28 tools/list: status %d: %s", resp.StatusCode, body)
+			}
 			for _, progress := range []bool{false, true} {
 				before := upstreamHits.Load()
 				resp, body := rawPost(t, "/mcp", call(progress), header)
