@@ -6,13 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sync"
 	"time"
 )
-
-// maxIntrospectionAnswers bounds the cache of introspection answers, which
-// a stream of made-up tokens would otherwise grow without end.
-const maxIntrospectionAnswers = 10000
 
 // introspector checks opaque tokens with an RFC 7662 endpoint and keeps its
 // answers for ttl, keyed by the token's hash
@@ -23,9 +18,7 @@ type introspector struct {
 	ttl      time.Duration
 	client   *http.Client
 	now      func() time.Time
-
-	mu      sync.Mutex
-	answers map[[sha256.Size]byte]*introspection
+	answers  *answerCache[*introspection]
 }
 
 // introspection is what the endpoint said of one token.
@@ -36,20 +29,19 @@ type introspection struct {
 	expiry    time.Time // zero when the answer has no exp
 	notBefore time.Time
 	identity  *Identity
-	keepUntil time.Time
 }
 
 func newIntrospector(endpoint Introspection, issuers []string, ttl time.Duration, client *http.Client, now func() time.Time) *introspector {
 	return &introspector{
 		endpoint: endpoint, issuers: issuers, ttl: ttl, client: client, now: now,
-		answers: make(map[[sha256.Size]byte]*introspection),
+		answers: newAnswerCache[*introspection](),
 	}
 }
 
 func (in *introspector) verify(ctx context.Context, token, resource string) (*Identity, error) {
 	key := sha256.Sum256([]byte(token))
-	answer := in.cached(key)
-	if answer == nil {
+	answer, ok := in.answers.get(key, in.now())
+	if !ok {
 		var err error
 		if answer, err = in.ask(ctx, token); err != nil {
 			return nil, err
@@ -59,38 +51,11 @@ func (in *introspector) verify(ctx context.Context, token, resource string) (*Id
 	return answer.check(in.now(), resource, in.issuers)
 }
 
-func (in *introspector) cached(key [sha256.Size]byte) *introspection {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	answer := in.answers[key]
-	if answer != nil && !in.now().Before(answer.keepUntil) {
-		delete(in.answers, key)
-		return nil
-	}
-	return answer
-}
-
+// keep caches answer for ttl, even past the token's exp: check refuses it
+// then, and an expired token stays expired.
 func (in *introspector) keep(key [sha256.Size]byte, answer *introspection) {
 	now := in.now()
-	// Kept for ttl even past the token's exp: check refuses it then, and
-	// an expired token stays expired.
-	answer.keepUntil = now.Add(in.ttl)
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if len(in.answers) >= maxIntrospectionAnswers {
-		for k, old := range in.answers {
-			if !now.Before(old.keepUntil) {
-				delete(in.answers, k)
-			}
-		}
-	}
-	if len(in.answers) >= maxIntrospectionAnswers {
-		for k := range in.answers { // an arbitrary one: map order is random
-			delete(in.answers, k)
-			break
-		}
-	}
-	in.answers[key] = answer
+	in.answers.put(key, answer, now.Add(in.ttl), now)
 }
 
 // ask sends token to the introspection endpoint (RFC 7662 section 2.1).

@@ -100,9 +100,9 @@ func TestIntrospectionCache(t *testing.T) {
 	if got := as.count("/introspect"); got != 3 {
 		t.Fatalf("asked %d times, want 3", got)
 	}
-	v.introspector.mu.Lock()
-	defer v.introspector.mu.Unlock()
-	for key := range v.introspector.answers {
+	v.introspector.answers.mu.Lock()
+	defer v.introspector.answers.mu.Unlock()
+	for key := range v.introspector.answers.entries {
 		if strings.Contains(string(key[:]), "live") {
 			t.Fatal("the cache is keyed by the token itself")
 		}
@@ -132,7 +132,7 @@ func TestIntrospectionUnavailable(t *testing.T) {
 				t.Fatalf("the error shows a secret: %v", err)
 			}
 			// A failure is not cached as an answer.
-			if len(v.introspector.answers) != 0 {
+			if v.introspector.answers.len() != 0 {
 				t.Fatal("a failed introspection was cached")
 			}
 		})
@@ -142,15 +142,15 @@ func TestIntrospectionUnavailable(t *testing.T) {
 func TestIntrospectionCacheBound(t *testing.T) {
 	clock := &fakeClock{now: time.Now()}
 	in := newIntrospector(Introspection{}, nil, time.Minute, nil, clock.Now)
-	for i := range maxIntrospectionAnswers + 100 {
+	for i := range maxCachedAnswers + 100 {
 		in.keep([32]byte{byte(i), byte(i >> 8), byte(i >> 16)}, &introspection{})
 	}
-	if got := len(in.answers); got != maxIntrospectionAnswers {
-		t.Fatalf("%d answers cached, want at most %d", got, maxIntrospectionAnswers)
+	if got := in.answers.len(); got != maxCachedAnswers {
+		t.Fatalf("%d answers cached, want at most %d", got, maxCachedAnswers)
 	}
 	clock.advance(time.Minute)
 	in.keep([32]byte{0xff, 0xff, 0xff}, &introspection{})
-	if got := len(in.answers); got != 1 {
+	if got := in.answers.len(); got != 1 {
 		t.Fatalf("%d answers after all expired, want the new one only", got)
 	}
 }

@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,7 +52,12 @@ type Verifier struct {
 	config       Config
 	issuers      map[string]*keySource
 	introspector *introspector
-	now          func() time.Time
+	// verified keeps JWTs that passed, by the hash of resource and token,
+	// until their exp or cache_ttl, whichever comes first: checking a
+	// signature costs tens of microseconds, and a client sends one token
+	// many times.
+	verified *answerCache[*Identity]
+	now      func() time.Time
 }
 
 // NewVerifier validates config and returns its Verifier.
@@ -59,7 +65,7 @@ func NewVerifier(config Config) (*Verifier, error) {
 	if err := config.Validate(); err != nil {
 		return nil, err
 	}
-	v := &Verifier{config: config, issuers: make(map[string]*keySource), now: time.Now}
+	v := &Verifier{config: config, issuers: make(map[string]*keySource), verified: newAnswerCache[*Identity](), now: time.Now}
 	clock := func() time.Time { return v.now() }
 	client := newHTTPClient()
 	if in := config.Introspection; in != nil {
@@ -115,6 +121,25 @@ var signatureAlgorithms = map[jwa.SignatureAlgorithm]jwa.KeyType{
 }
 
 func (v *Verifier) verifyJWT(ctx context.Context, token, resource string) (*Identity, error) {
+	key := sha256.Sum256([]byte(resource + "\x00" + token))
+	now := v.now()
+	if id, ok := v.verified.get(key, now); ok {
+		return id, nil
+	}
+	id, until, err := v.checkJWT(ctx, token, resource)
+	if err != nil {
+		return nil, err
+	}
+	if limit := now.Add(v.config.cacheTTL()); until.After(limit) {
+		until = limit
+	}
+	v.verified.put(key, id, until, now)
+	return id, nil
+}
+
+// checkJWT verifies token for resource and returns who it speaks for and
+// its exp.
+func (v *Verifier) checkJWT(ctx context.Context, token, resource string) (*Identity, time.Time, error) {
 	// The key provider runs before the signature is checked; it refuses
 	// what must not be tried and records why, since jwx wraps its errors.
 	var refusal *Error
@@ -135,12 +160,13 @@ func (v *Verifier) verifyJWT(ctx context.Context, token, resource string) (*Iden
 		jwt.WithRequiredClaim(jwt.ExpirationKey),
 	)
 	if refusal != nil {
-		return nil, refusal
+		return nil, time.Time{}, refusal
 	}
 	if err != nil {
-		return nil, jwtRefusal(err, resource)
+		return nil, time.Time{}, jwtRefusal(err, resource)
 	}
-	return tokenIdentity(parsed), nil
+	expiry, _ := parsed.Expiration() // required above
+	return tokenIdentity(parsed), expiry, nil
 }
 
 // signingKeys sends the keys that may have signed sig to sink: keys of the

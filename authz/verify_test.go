@@ -219,7 +219,8 @@ func TestIdentityMissing(t *testing.T) {
 }
 
 // BenchmarkVerify is the cost of checking one token once the keys are
-// cached, the cost an authorized request adds.
+// cached, the cost an authorized request adds: for a token seen before,
+// and for one seen for the first time.
 func BenchmarkVerify(b *testing.B) {
 	as := newAuthServer(b, oauthMetadata)
 	v, err := NewVerifier(Config{Issuers: []string{as.issuer}, Resource: testResource})
@@ -235,13 +236,22 @@ func BenchmarkVerify(b *testing.B) {
 		if _, err := v.Verify(context.Background(), token); err != nil {
 			b.Fatal(err)
 		}
-		b.Run(bench.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := v.Verify(context.Background(), token); err != nil {
-					b.Fatal(err)
+		// repeat: the token was verified before (the cache answers);
+		// first: every time is its first (the signature is checked).
+		for _, mode := range []string{"repeat", "first"} {
+			b.Run(bench.name+"/"+mode, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if mode == "first" {
+						v.verified.mu.Lock()
+						clear(v.verified.entries)
+						v.verified.mu.Unlock()
+					}
+					if _, err := v.Verify(context.Background(), token); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
