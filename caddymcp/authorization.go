@@ -248,11 +248,19 @@ type endpointAuth struct {
 // identityKey carries the *authorized of a request.
 type identityKey struct{}
 
-// authorized is who a request's token speaks for, and where its
-// resource's metadata is, for a later challenge.
+// authorized is who a request's token speaks for, and the resource it
+// was checked for, for a later challenge.
 type authorized struct {
-	id          *authz.Identity
-	metadataURL string
+	id       *authz.Identity
+	resource string
+}
+
+// metadataURL is where a challenge sends the client for resource's
+// metadata. resource is a configured one (checked at load) or one made of
+// the request's host: both are absolute http(s) URLs.
+func metadataURL(resource string) string {
+	u, _ := authz.MetadataURL(resource)
+	return u
 }
 
 // callerOf is the authorization of the request of ctx; nil on an
@@ -290,11 +298,11 @@ func (e *Endpoint) refuseTool(w http.ResponseWriter, r *http.Request, tool strin
 			needed = append(needed, scope)
 		}
 	}
-	var metadataURL string
+	var metadata string
 	if caller := callerOf(r.Context()); caller != nil {
-		metadataURL = caller.metadataURL
+		metadata = metadataURL(caller.resource)
 	}
-	e.challenge(w, r, http.StatusForbidden, "insufficient_scope", authz.InsufficientScope(metadataURL, needed),
+	e.challenge(w, r, http.StatusForbidden, "insufficient_scope", authz.InsufficientScope(metadata, needed),
 		fmt.Sprintf("insufficient scope: tool %s needs %s", tool, strings.Join(e.auth.toolScopes[tool], " ")))
 	return true
 }
@@ -320,18 +328,12 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 		e.reject(w, r, http.StatusInternalServerError, "unauthorized", "the server cannot check tokens for this host; set resource in its authorization block")
 		return nil
 	}
-	metadataURL, err := authz.MetadataURL(resource)
-	if err != nil {
-		e.logger.Error("authorization: the resource has no metadata URL; refused", zap.String("resource", resource), zap.Error(err))
-		e.reject(w, r, http.StatusInternalServerError, "unauthorized", "the server cannot check tokens for this host; set resource in its authorization block")
-		return nil
-	}
-	if query := r.URL.Query(); query.Has("access_token") {
+	if r.URL.RawQuery != "" && r.URL.Query().Has("access_token") {
 		e.challenge(w, r, http.StatusUnauthorized, "unauthorized", authz.Challenge{
 			Error:            "invalid_request",
 			Description:      "send the token in the Authorization header, not in the URL",
 			Scope:            a.RequireScopes,
-			ResourceMetadata: metadataURL,
+			ResourceMetadata: metadataURL(resource),
 		}, "unauthorized: send the token in the Authorization header, not in the URL")
 		return nil
 	}
@@ -344,18 +346,18 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 		if errors.Is(err, authz.ErrUnavailable) {
 			e.logger.Warn("authorization server unavailable; request refused", zap.Error(err))
 		}
-		e.challenge(w, r, http.StatusUnauthorized, "unauthorized", authz.Unauthorized(metadataURL, a.RequireScopes, err), "unauthorized: "+reason)
+		e.challenge(w, r, http.StatusUnauthorized, "unauthorized", authz.Unauthorized(metadataURL(resource), a.RequireScopes, err), "unauthorized: "+reason)
 		return nil
 	}
 	if missing := id.Missing(a.RequireScopes); len(missing) > 0 {
-		e.challenge(w, r, http.StatusForbidden, "insufficient_scope", authz.InsufficientScope(metadataURL, a.RequireScopes),
+		e.challenge(w, r, http.StatusForbidden, "insufficient_scope", authz.InsufficientScope(metadataURL(resource), a.RequireScopes),
 			"insufficient scope: the token lacks "+strings.Join(missing, " "))
 		return nil
 	}
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		setIdentityPlaceholders(repl, id)
 	}
-	return r.WithContext(context.WithValue(r.Context(), identityKey{}, &authorized{id: id, metadataURL: metadataURL}))
+	return r.WithContext(context.WithValue(r.Context(), identityKey{}, &authorized{id: id, resource: resource}))
 }
 
 // setIdentityPlaceholders names the caller as Caddy's authentication
