@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -412,7 +413,35 @@ func (e *Endpoint) resourceAt(r *http.Request, path string) (string, error) {
 	if r.TLS == nil && isLoopbackName(host) {
 		scheme = "http"
 	}
-	return scheme + "://" + strings.ToLower(r.Host) + path, nil
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port := resourcePort(r, scheme); port != "" {
+		host += ":" + port
+	}
+	return scheme + "://" + host + path, nil
+}
+
+// resourcePort is the port of the default resource: the Host's, only when
+// it is the port the connection came to, and not the scheme's default.
+// Host matchers ignore ports, so a client naming another port (where
+// another endpoint may listen) must not move the audience there.
+func resourcePort(r *http.Request, scheme string) string {
+	_, port, err := net.SplitHostPort(r.Host)
+	if err != nil || port == "" {
+		return ""
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return ""
+	}
+	if _, localPort, err := net.SplitHostPort(local.String()); err != nil || localPort != port {
+		return ""
+	}
+	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		return ""
+	}
+	return port
 }
 
 // requestPath is the path the client asked for, before any rewrite.

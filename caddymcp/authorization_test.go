@@ -178,6 +178,20 @@ func TestAuthorizationChallenge(t *testing.T) {
 		}
 	}
 
+	// Host matchers ignore the port: a port in Host that is not the
+	// connection's must not move the audience to another port, where
+	// another endpoint may listen.
+	t.Run("another port's token, that port in Host", func(t *testing.T) {
+		before := upstreamHits.Load()
+		token := as.Token(t, "http://127.0.0.1:1/mcp", "", nil)
+		resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Host": "127.0.0.1:1", "Authorization": "Bearer " + token})
+		if resp.StatusCode != http.StatusUnauthorized || upstreamHits.Load() != before {
+			t.Fatalf("status %d, upstream requests %d: %s", resp.StatusCode, upstreamHits.Load()-before, body)
+		}
+		if got := resp.Header.Get("WWW-Authenticate"); !strings.HasSuffix(got, `resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"`) {
+			t.Errorf("WWW-Authenticate %q", got)
+		}
+	})
 	t.Run("valid token", func(t *testing.T) {
 		resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Authorization": "Bearer " + as.Token(t, mcpResource, "", nil)})
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) || strings.Contains(string(body), `"isError":true`) {
