@@ -22,6 +22,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/authtest"
 )
 
 // TestFastPathAnswersAsMCPGoDoes sends each request twice, once with the
@@ -241,8 +243,10 @@ func TestFastPathRunsAToolOnce(t *testing.T) {
 // and bytes, and the same upstream requests (method, URI, headers, body),
 // in upstream and in route mode. Nothing is normalised: the endpoint is
 // stateless (no session id) and the upstream's answers do not depend on
-// time. mode picks route mode (1), a Last-Event-ID (2) and a form
-// Content-Type (4); flags and the strings set the MCP headers (fuzzHeaders).
+// time. mode picks route mode (1), a Last-Event-ID (2), a form
+// Content-Type (4), and handlers with an authorization block where
+// get_order needs a scope (8), called with a token holding it, or not (16);
+// flags and the strings set the MCP headers (fuzzHeaders).
 func FuzzFastPathMatchesMCPGo(f *testing.F) {
 	const (
 		legacy = "2025-11-25"
@@ -318,6 +322,12 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order"}}`, version: legacy},
 		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`, version: legacy},
 		{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, version: legacy},
+		// With authorization: allowed, refused for scope, another tool.
+		{body: call("1", "get_order", `{"id":1}`), version: legacy, mode: 8},
+		{body: call("1", "get_order", `{"id":1}`), version: legacy, mode: 8 + 16},
+		{body: call("1", "read_file", `{"path":"a"}`), version: legacy, mode: 8 + 16 + 1},
+		{body: modernCall("get_order", `{"id":1}`), version: modern, mcpMethod: "tools/call", mcpName: "get_order", mode: 8 + 16},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, version: legacy, mode: 8 + 16},
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s.body), s.mode, s.flags, s.version, s.mcpMethod, s.mcpName)
@@ -336,9 +346,25 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 	up := &upstreamLog{}
 	api := httptest.NewServer(up.record(fuzzUpstream(&fuzzRecorded{})))
 	f.Cleanup(api.Close)
-	load := func(base string, fast bool) *Handler {
+	// With an authorization block, get_order needs a scope.
+	as := authtest.New(f)
+	const resource = "https://mcp.example.com/mcp"
+	authorization := &AuthorizationConfig{Issuers: []string{as.Issuer}, Resource: resource, RequireScopes: []string{"mcp"}}
+	scopedTools := slices.Clone(tools)
+	for i, tool := range scopedTools {
+		if tool.Name == "get_order" {
+			scoped := *tool
+			scoped.Scopes = []string{"orders:read"}
+			scopedTools[i] = &scoped
+		}
+	}
+	tokens := []string{as.Token(f, resource, "mcp orders:read", nil), as.Token(f, resource, "mcp", nil)}
+	load := func(base string, fast bool, auth *AuthorizationConfig) *Handler {
 		h := &Handler{Upstream: base, Headers: http.Header{"Authorization": {"Bearer {env.FUZZ_MCP_SECRET}"}},
 			Timeout: caddy.Duration(2 * time.Second), MaxResponseSize: 64 << 10, Endpoint: Endpoint{MaxRequestSize: 64 << 10}, Tools: tools}
+		if auth != nil {
+			h.Authorization, h.Tools = auth, scopedTools
+		}
 		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 		f.Cleanup(cancel)
 		if err := h.Provision(ctx); err != nil {
@@ -353,8 +379,10 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 	}
 	type pair struct{ fast, mcpgo *Handler }
 	modes := []pair{
-		{load(api.URL+"/v2", true), load(api.URL+"/v2", false)},
-		{load("", true), load("", false)},
+		{load(api.URL+"/v2", true, nil), load(api.URL+"/v2", false, nil)},
+		{load("", true, nil), load("", false, nil)},
+		{load(api.URL+"/v2", true, authorization), load(api.URL+"/v2", false, authorization)},
+		{load("", true, authorization), load("", false, authorization)},
 	}
 	client := api.Client()
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -386,6 +414,10 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 			header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
 		handlers := modes[mode&1]
+		if mode&8 != 0 {
+			handlers = modes[2+mode&1]
+			header.Set("Authorization", "Bearer "+tokens[mode>>4&1])
+		}
 		answer := func(h *Handler) (string, []string) {
 			up.take()
 			status, w, _ := fuzzServe(t, func(w http.ResponseWriter, r *http.Request) error { return h.ServeHTTP(w, r, next) },
