@@ -6,6 +6,7 @@
 package mcptest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net"
@@ -45,11 +46,7 @@ type Options struct {
 // test ends, and the initialize result.
 func Connect(t testing.TB, url string, o Options) (*client.Client, *mcp.InitializeResult) {
 	t.Helper()
-	httpTimeout := o.HTTPTimeout
-	if httpTimeout == 0 {
-		httpTimeout = Timeout
-	}
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPTimeout(httpTimeout)}
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPTimeout(cmp.Or(o.HTTPTimeout, Timeout))}
 	if o.Headers != nil {
 		opts = append(opts, transport.WithHTTPHeaders(o.Headers))
 	}
@@ -60,10 +57,7 @@ func Connect(t testing.TB, url string, o Options) (*client.Client, *mcp.Initiali
 	if err != nil {
 		t.Fatal(err)
 	}
-	era := o.Era
-	if era == "" {
-		era = mcp.LATEST_PROTOCOL_VERSION
-	}
+	era := cmp.Or(o.Era, mcp.LATEST_PROTOCOL_VERSION)
 	c := client.NewClient(tr, client.WithProtocolVersion(era))
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
@@ -73,7 +67,7 @@ func Connect(t testing.TB, url string, o Options) (*client.Client, *mcp.Initiali
 	t.Cleanup(func() { c.Close() })
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = era
-	req.Params.ClientInfo = mcp.Implementation{Name: cmp(o.Name, "caddy-mcp-test"), Version: "1"}
+	req.Params.ClientInfo = mcp.Implementation{Name: cmp.Or(o.Name, "caddy-mcp-test"), Version: "1"}
 	res, err := c.Initialize(ctx, req)
 	if err != nil {
 		t.Fatalf("initialize %s (%s): %v", url, era, err)
@@ -82,13 +76,6 @@ func Connect(t testing.TB, url string, o Options) (*client.Client, *mcp.Initiali
 		t.Fatalf("initialize %s: negotiated %s, want %s", url, res.ProtocolVersion, era)
 	}
 	return c, res
-}
-
-func cmp(s, otherwise string) string {
-	if s == "" {
-		return otherwise
-	}
-	return s
 }
 
 // CallTool calls a tool, bounded by Timeout.
