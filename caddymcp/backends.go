@@ -34,6 +34,7 @@ type backendRef struct {
 	name    string
 	key     string
 	backend *upstream.Backend
+	scopes  *backendScopes // nil when its tools need none
 }
 
 func (r *backendRef) release() { _, _ = backendPool.Delete(r.key) }
@@ -42,7 +43,10 @@ func (r *backendRef) release() { _, _ = backendPool.Delete(r.key) }
 // none has these settings, and makes logger the backend's. The key is a
 // hash: it holds no header value.
 func loadBackend(cfg *CodeModeBackend, logger *zap.Logger) (*backendRef, error) {
-	keyJSON, err := json.Marshal(cfg)
+	// Scopes are the handler's business, not the connection's.
+	keyCfg := *cfg
+	keyCfg.Scopes, keyCfg.ToolScopes = nil, nil
+	keyJSON, err := json.Marshal(keyCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +108,7 @@ func resolveHeaders(headers map[string]string) func(context.Context) map[string]
 // bindings gives the code one global per connected backend.
 func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 	wait := cm.provisioned.Add(coldStartWait)
+	caller := callerOf(ctx)
 	out := make([]codemode.Binding, 0, len(cm.backends))
 	for i, ref := range cm.backends {
 		ref := ref
@@ -112,12 +117,22 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 		if err != nil {
 			api = unavailableAPI(ref.name, err.Error())
 		} else {
-			api = view.api
+			api = view.apiFor(caller)
 		}
 		out = append(out, api.Binding(func(ctx context.Context, tool string, args []byte) ([]byte, error) {
 			start := time.Now()
-			out, err := ref.backend.Call(ctx, tool, args)
-			outcome := backendOutcome(err)
+			// The sandbox offers only the tools the caller may call,
+			// except while the backend's list is unknown: then any name
+			// reaches here.
+			var out []byte
+			var outcome string
+			err := ref.scopes.refuse(ref.name, tool, caller)
+			if err != nil {
+				outcome = outcomeInsufficientScope
+			} else {
+				out, err = ref.backend.Call(ctx, tool, args)
+				outcome = backendOutcome(err)
+			}
 			var be *upstream.BackendError
 			if errors.As(err, &be) {
 				err = &codemode.ToolError{Message: be.Message}
@@ -159,6 +174,13 @@ type backendView struct {
 	version uint64
 	api     *codemode.BackendAPI
 	known   map[string]bool // the backend's tool names
+
+	// For callers whose scopes leave tools out (see apiFor).
+	name         string
+	tools        []codemode.APITool
+	instructions string
+	scopes       *backendScopes
+	scoped       scopedViews
 }
 
 // maxLoggedCollisions bounds the renamed tools one log line lists.
@@ -166,13 +188,16 @@ const maxLoggedCollisions = 10
 
 // newBackendView has codemode name the tools for the sandbox, and logs,
 // once, the names that collided.
-func (cm *CodeMode) newBackendView(name string, version uint64, tools []upstream.RemoteTool, instructions string) *backendView {
-	v := &backendView{version: version, known: make(map[string]bool, len(tools))}
+func (cm *CodeMode) newBackendView(ref *backendRef, version uint64, tools []upstream.RemoteTool, instructions string) *backendView {
+	name := ref.name
+	v := &backendView{version: version, known: make(map[string]bool, len(tools)),
+		name: name, instructions: instructions, scopes: ref.scopes}
 	apiTools := make([]codemode.APITool, len(tools))
 	for i, t := range tools {
 		v.known[t.Name] = true
 		apiTools[i] = codemode.APITool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
 	}
+	v.tools = apiTools
 	v.api = codemode.NewBackendAPI(codemode.APIBackend{Name: name, Tools: apiTools, Instructions: instructions})
 	if collisions := v.api.Collisions(); len(collisions) > 0 {
 		var renamed []string
@@ -192,10 +217,9 @@ type description struct {
 	cm *CodeMode
 
 	mu    sync.Mutex
-	views []*backendView // per backend, the last one built; nil until listed
-	keys  []viewKey      // what text was built from
-	text  string
-	built bool
+	views []*backendView    // per backend, the last one built; nil until listed
+	keys  []viewKey         // what the texts were built from
+	texts map[string]string // per set of scopes held (see callerKey)
 }
 
 // viewKey is what one backend contributes to the description: its list
@@ -226,7 +250,7 @@ func (d *description) view(ctx context.Context, i int, wait time.Time) (*backend
 	if last != nil && last.version == version {
 		return last, nil
 	}
-	v := d.cm.newBackendView(ref.name, version, tools, ref.backend.Instructions())
+	v := d.cm.newBackendView(ref, version, tools, ref.backend.Instructions())
 	d.views[i] = v
 	return v, nil
 }
@@ -257,10 +281,15 @@ func (d *description) current(ctx context.Context) string {
 		}
 		views[i], keys[i].version = v, v.version
 	}
+	caller := callerOf(ctx)
+	who := d.callerKey(caller)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.built && slices.Equal(keys, d.keys) {
-		return d.text
+	if !slices.Equal(keys, d.keys) || d.texts == nil {
+		d.keys, d.texts = keys, make(map[string]string)
+	}
+	if text, ok := d.texts[who]; ok {
+		return text
 	}
 	apis := make([]*codemode.BackendAPI, len(d.cm.backends))
 	for i, ref := range d.cm.backends {
@@ -268,9 +297,24 @@ func (d *description) current(ctx context.Context) string {
 			apis[i] = unavailableAPI(ref.name, keys[i].down)
 			continue
 		}
-		apis[i] = views[i].api
+		apis[i] = views[i].apiFor(caller)
 	}
-	d.text = codemode.NewAPI(apis).Description(d.cm.runner.Limits())
-	d.keys, d.built = keys, true
-	return d.text
+	text := codemode.NewAPI(apis).Description(d.cm.runner.Limits())
+	if len(d.texts) < maxScopedViews {
+		d.texts[who] = text
+	}
+	return text
+}
+
+// callerKey says which of the scopes the backends name caller holds:
+// callers alike in that read the same description.
+func (d *description) callerKey(caller *authorized) string {
+	var b strings.Builder
+	for _, ref := range d.cm.backends {
+		if ref.scopes != nil {
+			b.WriteString(ref.scopes.held(caller))
+			b.WriteByte('/')
+		}
+	}
+	return b.String()
 }

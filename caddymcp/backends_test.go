@@ -1109,7 +1109,7 @@ func BenchmarkManyToolsOfOneName(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		cm.describe.mu.Lock()
-		cm.describe.views, cm.describe.built = nil, false // as after a change
+		cm.describe.views, cm.describe.texts = nil, nil // as after a change
 		cm.describe.mu.Unlock()
 		start := time.Now()
 		cm.describe.filter(ctx, tools)

@@ -76,7 +76,7 @@ const coldStartWait = 2 * time.Second
 // server | the name
 // tool | the tool_name, for executions; `<backend>.<tool>` for a backend call, with the backend tool's own name; `unknown` for a call of a name on no tool list (the code may call any name on a backend that is down)
 // outcome, of an execution | `ok`, `invalid_arguments`, `syntax_error`, `uncaught_error` (the code threw), `timeout`, `canceled`, `limit_exceeded` (max_tool_calls, max_code_size and the sandbox's bounds), `memory_limit` (max_memory), `stack_overflow`, `busy` (max_concurrent), `worker_failed` (a worker process died, could not start or broke its pipe)
-// outcome, of a backend call | `ok`, `upstream_status` (the tool answered with an error), `upstream_error` (the backend could not be reached or failed), `timeout`, `too_large`, `canceled`
+// outcome, of a backend call | `ok`, `upstream_status` (the tool answered with an error), `upstream_error` (the backend could not be reached or failed), `timeout`, `too_large`, `canceled`, `insufficient_scope` (the caller's token lacks the tool's backend scopes)
 type CodeMode struct {
 	// Name is the server name reported in initialize. Default: caddy-mcp-codemode.
 	Name string `json:"name,omitempty"`
@@ -178,6 +178,16 @@ type CodeModeBackend struct {
 	// session, which carries every answer: past it the backend is
 	// reconnected. Default: 1GiB.
 	MaxStreamSize int64 `json:"max_stream_size,omitempty"`
+
+	// Scopes must all be carried by the caller's token for any tool of the
+	// backend to be declared to the code or called. Needs the handler's
+	// authorization block. Default: none.
+	Scopes []string `json:"scopes,omitempty"`
+
+	// ToolScopes add scopes for the backend tools matching a glob: a tool
+	// the caller lacks them for is left out of the declarations, and a
+	// call to it fails. Needs the handler's authorization block.
+	ToolScopes []BackendToolScopes `json:"tool_scopes,omitempty"`
 }
 
 // CaddyModule returns the Caddy module information.
@@ -252,10 +262,15 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 				return fmt.Errorf("backend %q: invalid header field name %q", b.Name, field)
 			}
 		}
+		scopes, err := newBackendScopes(b, cm.Authorization != nil)
+		if err != nil {
+			return fmt.Errorf("backend %q: %w", b.Name, err)
+		}
 		ref, err := loadBackend(b, cm.logger)
 		if err != nil {
 			return fmt.Errorf("backend %q: %v", b.Name, err)
 		}
+		ref.scopes = scopes
 		cm.backends = append(cm.backends, ref)
 	}
 

@@ -2,6 +2,7 @@ package caddymcp
 
 import (
 	"net/http"
+	"path"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -34,6 +35,8 @@ func parseCodeMode(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //			max_tools_size    <size>
 //			max_response_size <size>
 //			max_stream_size   <size>
+//			scopes            <scope...>
+//			tool_scopes       <glob> <scope...>   (repeatable)
 //		}
 //		timeout         <duration>
 //		max_tool_calls  <n>
@@ -105,6 +108,11 @@ func (cm *CodeMode) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 	}
+	for _, b := range cm.Backends {
+		if cm.Authorization == nil && (len(b.Scopes) > 0 || len(b.ToolScopes) > 0) {
+			return d.Errf("backend %s: %v", b.Name, errScopesWithoutAuthorization)
+		}
+	}
 	return nil
 }
 
@@ -121,7 +129,7 @@ func parseBackend(d *caddyfile.Dispenser) (*CodeModeBackend, error) {
 	seen := make(map[string]bool)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		key := d.Val()
-		if key != "header" {
+		if key != "header" && key != "tool_scopes" {
 			if seen[key] {
 				return nil, d.Errf("backend %s: %s is set twice", b.Name, key)
 			}
@@ -152,6 +160,25 @@ func parseBackend(d *caddyfile.Dispenser) (*CodeModeBackend, error) {
 			err = sizeArg(d, &b.MaxResponseSize)
 		case "max_stream_size":
 			err = sizeArg(d, &b.MaxStreamSize)
+		case "scopes":
+			if b.Scopes = d.RemainingArgs(); len(b.Scopes) == 0 {
+				return nil, d.ArgErr()
+			}
+			if err = checkScopes(b.Scopes); err != nil {
+				err = d.Errf("backend %s: scopes: %v", b.Name, err)
+			}
+		case "tool_scopes":
+			args := d.RemainingArgs()
+			if len(args) < 2 {
+				return nil, d.ArgErr()
+			}
+			ts := BackendToolScopes{Tool: args[0], Scopes: args[1:]}
+			if _, err = path.Match(ts.Tool, ""); err != nil {
+				err = d.Errf("backend %s: tool_scopes %q: not a glob of tool names", b.Name, ts.Tool)
+			} else if err = checkScopes(ts.Scopes); err != nil {
+				err = d.Errf("backend %s: tool_scopes %s: %v", b.Name, ts.Tool, err)
+			}
+			b.ToolScopes = append(b.ToolScopes, ts)
 		default:
 			return nil, d.Errf("backend %s: unknown subdirective %q", b.Name, key)
 		}

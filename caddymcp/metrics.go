@@ -67,6 +67,9 @@ const (
 	outcomeStackOverflow = "stack_overflow"
 	outcomeBusy          = "busy"
 	outcomeWorkerFailed  = "worker_failed"
+
+	// A backend call the caller's token lacks the scopes for.
+	outcomeInsufficientScope = "insufficient_scope"
 )
 
 // toolLabelUnknown is the tool label of a backend call whose name is on
