@@ -21,6 +21,11 @@ import (
 // authorization server.
 const kidRefetchInterval = time.Minute
 
+// failureRetryInterval is how long a failed fetch answers for the fetches
+// after it: while the authorization server is down, tokens are refused at
+// once instead of each request asking it again.
+const failureRetryInterval = 2 * time.Second
+
 // keySource holds one issuer's signing keys (or those of a configured
 // jwks_url, which every issuer then shares). Keys and the issuer's metadata
 // are fetched on first use and kept for ttl. At most one fetch runs at a
@@ -40,6 +45,8 @@ type keySource struct {
 	metaJWKS  string    // jwks_uri from the metadata
 	metaAt    time.Time
 	inflight  *keyFetch
+	failed    error     // the last fetch's error, until one succeeds
+	failedAt  time.Time // when it ended
 }
 
 // keyFetch is one fetch in progress; done closes when set and err are final.
@@ -65,6 +72,11 @@ func (s *keySource) keys(ctx context.Context, kid string) (jwk.Set, error) {
 		}
 	}
 	call := s.inflight
+	if call == nil && s.failed != nil && now.Sub(s.failedAt) < failureRetryInterval {
+		err := s.failed
+		s.mu.Unlock()
+		return nil, err
+	}
 	if call == nil {
 		call = &keyFetch{done: make(chan struct{})}
 		s.inflight = call
@@ -90,7 +102,9 @@ func (s *keySource) refresh(call *keyFetch) {
 
 	s.mu.Lock()
 	if err == nil {
-		s.set, s.keysAt = set, s.now()
+		s.set, s.keysAt, s.failed = set, s.now(), nil
+	} else {
+		s.failed, s.failedAt = err, s.now()
 	}
 	s.inflight = nil
 	s.mu.Unlock()

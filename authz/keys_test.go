@@ -145,6 +145,36 @@ func TestKeysConcurrentFirstUse(t *testing.T) {
 	}
 }
 
+// While the authorization server is down, a failed fetch answers for the
+// next two seconds: requests are refused at once, and the server is not
+// asked again by each of them. Once it is back, the next fetch after that
+// succeeds.
+func TestKeysFailureBacksOff(t *testing.T) {
+	as := newAuthServer(t, noMetadata)
+	v, clock := newTestVerifier(t, Config{Issuers: []string{as.issuer}, Resource: testResource})
+	metadata := "/.well-known/oauth-authorization-server/tenant"
+	for range 5 {
+		token := sign(t, as.rsa, jwa.RS256(), claims(as, clock.Now(), nil))
+		if _, err := v.Verify(context.Background(), token); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("server without metadata: %v, want ErrUnavailable", err)
+		}
+	}
+	if got := as.count(metadata); got != 1 {
+		t.Fatalf("five tokens within two seconds asked for the metadata %d times, want once", got)
+	}
+	as.mu.Lock()
+	as.style = oauthMetadata
+	as.mu.Unlock()
+	clock.advance(failureRetryInterval)
+	token := sign(t, as.rsa, jwa.RS256(), claims(as, clock.Now(), nil))
+	if _, err := v.Verify(context.Background(), token); err != nil {
+		t.Fatalf("server back: %v", err)
+	}
+	if got := as.count(metadata); got != 2 {
+		t.Fatalf("metadata asked %d times, want 2", got)
+	}
+}
+
 // TestUnusableAuthorizationServer: whatever goes wrong with the server,
 // the token is refused as ErrUnavailable, soon, with a reason.
 func TestUnusableAuthorizationServer(t *testing.T) {

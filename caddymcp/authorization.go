@@ -244,6 +244,8 @@ type endpointAuth struct {
 	siteHosts atomic.Pointer[siteHostSet]
 	// toolScopes are the scopes each tool needs beyond require_scopes.
 	toolScopes map[string][]string
+	// One line per logInterval while tokens cannot be checked.
+	unavailableLog, noResourceLog logLimit
 }
 
 // identityKey carries the *authorized of a request.
@@ -325,7 +327,10 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 	a := e.Authorization
 	resource, err := e.resource(r)
 	if err != nil {
-		e.logger.Error("authorization: no resource for the request; refused", zap.String("host", r.Host), zap.Error(err))
+		if ok, held := e.auth.noResourceLog.allow(time.Now()); ok {
+			e.logger.Error("authorization: no resource for the request; refused", zap.String("host", r.Host), zap.Error(err),
+				zap.Int("refused_since_last_line", held))
+		}
 		e.reject(w, r, http.StatusInternalServerError, "unauthorized", "the server cannot check tokens for this host; set resource in its authorization block")
 		return nil
 	}
@@ -345,7 +350,10 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 			reason = refusal.Reason
 		}
 		if errors.Is(err, authz.ErrUnavailable) {
-			e.logger.Warn("authorization server unavailable; request refused", zap.Error(err))
+			if ok, held := e.auth.unavailableLog.allow(time.Now()); ok {
+				e.logger.Warn("authorization server unavailable; request refused", zap.Error(err),
+					zap.Int("refused_since_last_line", held))
+			}
 		}
 		e.challenge(w, r, http.StatusUnauthorized, "unauthorized", authz.Unauthorized(metadataURL(resource), a.RequireScopes, err), "unauthorized: "+reason)
 		return nil

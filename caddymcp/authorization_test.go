@@ -1,18 +1,26 @@
 package caddymcp
 
 import (
+	"crypto/hmac"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/authtest"
@@ -143,6 +151,9 @@ func TestAuthorizationChallenge(t *testing.T) {
 			{"another audience", "Bearer " + as.Token(t, "https://elsewhere.example/mcp", "", nil), "", "", "unauthorized: "},
 			{"the other endpoint's token", "Bearer " + as.Token(t, map[string]string{mcpResource: codeResource, codeResource: mcpResource}[endpoint.resource], "", nil), "", "", "unauthorized: "},
 			{"expired", "Bearer " + as.Token(t, endpoint.resource, "", map[string]any{"exp": now.Add(-time.Hour), "iat": now.Add(-2 * time.Hour)}), "", "", "unauthorized: "},
+			{"not yet valid", "Bearer " + as.Token(t, endpoint.resource, "", map[string]any{"nbf": now.Add(time.Hour)}), "", "", "unauthorized: "},
+			{"alg none", "Bearer " + unsignedToken(t, map[string]any{"iss": as.Issuer, "aud": endpoint.resource, "sub": "mallory", "exp": now.Add(time.Hour).Unix()}), "", "", "unauthorized: "},
+			{"hmac keyed with the public key", "Bearer " + publicKeyHMACToken(t, as, map[string]any{"iss": as.Issuer, "aud": endpoint.resource, "sub": "mallory", "exp": now.Add(time.Hour).Unix()}), "", "", "unauthorized: "},
 			{"signed by another key", "Bearer " + authtest.Sign(t, other.RSA, jwa.RS256(), map[string]any{"iss": as.Issuer, "aud": endpoint.resource, "exp": now.Add(time.Hour)}), "", "", "unauthorized: "},
 			{"in the query", "", "?access_token=" + as.Token(t, endpoint.resource, "", nil), `Bearer error="invalid_request", error_description="send the token in the Authorization header, not in the URL", resource_metadata="` + metadata + `"`, "not in the URL"},
 			{"valid in the header, another in the query", "Bearer " + as.Token(t, endpoint.resource, "", nil), "?access_token=x", "", "not in the URL"},
@@ -288,33 +299,156 @@ func TestAuthorizationResourceNeedsSiteHost(t *testing.T) {
 	}
 }
 
-// An authorization server that is down means 401s, never an open door,
-// with a warn line that says why (without the token), and the endpoint
-// recovers once it is back.
+// An authorization server that is down or hangs, at start or during
+// traffic (cache_ttl 1s, so the keys are read again): each request is a
+// 401 within the fetch bound, the server is not asked by every request,
+// the log says why once rather than per request and never shows the
+// token, nothing reaches the upstream, the endpoint recovers when the
+// server does, and no goroutine is left behind.
 func TestAuthorizationServerDown(t *testing.T) {
 	debugLog := filepath.Join(t.TempDir(), "debug.log")
-	as, upstreamHits := loadAuthorized(t, fmt.Sprintf("log {\n\t\toutput file %s\n\t}", debugLog), "")
-	header := map[string]string{"Authorization": "Bearer " + as.Token(t, "http://"+liveAddr+"/mcp", "", nil)}
+	as, upstreamHits := loadAuthorized(t, fmt.Sprintf("log {\n\t\toutput file %s\n\t}", debugLog), "cache_ttl 1s")
+	resource := "http://" + liveAddr + "/mcp"
+	post := func(token string) (int, string, error) {
+		req, err := http.NewRequest(http.MethodPost, resource, strings.NewReader(toolsCallBody))
+		if err != nil {
+			return 0, "", err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := rawClient.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), err
+	}
+	// refused sends n requests at once, each with a new token, and wants
+	// every one refused with invalid_token.
+	refused := func(t *testing.T, n int) {
+		t.Helper()
+		errs := make(chan error, n)
+		for range n {
+			token := as.Token(t, resource, "", nil)
+			go func() {
+				status, challenge, err := post(token)
+				if err == nil && (status != http.StatusUnauthorized || !strings.Contains(challenge, `error="invalid_token"`)) {
+					err = fmt.Errorf("status %d, WWW-Authenticate %q", status, challenge)
+				}
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	recovered := func(t *testing.T) {
+		t.Helper()
+		token := as.Token(t, resource, "", nil)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			status, _, err := post(token)
+			if err == nil && status == http.StatusOK {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("not served again after the authorization server came back: status %d, %v", status, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+
 	as.SetDown(true)
-	resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), header)
-	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) || upstreamHits.Load() != 0 {
-		t.Fatalf("down: status %d, WWW-Authenticate %q, upstream requests %d: %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), upstreamHits.Load(), body)
-	}
-	var logged bool
-	for _, e := range readLogs(t, debugLog) {
-		if strings.Contains(fmt.Sprint(e), strings.TrimPrefix(header["Authorization"], "Bearer ")) {
-			t.Errorf("a log line shows the token: %v", e)
-		}
-		if e["msg"] == "authorization server unavailable; request refused" && e["level"] == "warn" && strings.Contains(fmt.Sprint(e["error"]), "503") {
-			logged = true
-		}
-	}
-	if !logged {
-		t.Error("no warn line says why the token could not be checked")
+	refused(t, 20)
+	if n := as.Hits("/.well-known/oauth-authorization-server"); n == 0 || n > 3 {
+		t.Errorf("20 requests asked the authorization server %d times, want 1 to 3", n)
 	}
 	as.SetDown(false)
+	recovered(t)
+	served := upstreamHits.Load()
+	goroutines := runtime.NumGoroutine()
+
+	time.Sleep(1100 * time.Millisecond) // past cache_ttl
+	as.SetHang(true)
+	start := time.Now()
+	refused(t, 10)
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("requests waited %v for a hanging authorization server", d)
+	}
+	as.SetHang(false)
+	recovered(t)
+	if n := upstreamHits.Load(); n != served+1 {
+		t.Errorf("the upstream got %d requests while tokens could not be checked", n-served-1)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > goroutines+5 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines+5 {
+		t.Errorf("%d goroutines after the outage, %d before", n, goroutines)
+	}
+
+	var warned int
+	for _, e := range readLogs(t, debugLog) {
+		if line := fmt.Sprint(e); strings.Contains(line, "eyJ") {
+			t.Errorf("a log line shows a token: %v", e)
+		}
+		if e["msg"] == "authorization server unavailable; request refused" && e["level"] == "warn" {
+			warned++
+			if warned == 1 && !strings.Contains(fmt.Sprint(e["error"]), "503") {
+				t.Errorf("the first line does not say why: %v", e)
+			}
+		}
+	}
+	if warned == 0 || warned > 3 {
+		t.Errorf("%d warn lines for 30 refused requests, want 1 to 3", warned)
+	}
+}
+
+// Opaque tokens through introspection: an active one is served, and once
+// it is revoked it is refused as soon as its cached answer (cache_ttl)
+// runs out, with nothing sent upstream. The client secret comes from an
+// {env.X} placeholder.
+func TestAuthorizationIntrospection(t *testing.T) {
+	as := authtest.New(t)
+	api, upstreamHits := countingUpstream(t)
+	t.Setenv("LIVE_INTROSPECTION_SECRET", authtest.IntrospectionSecret)
+	loadCaddyfile(t, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		authorization {
+			issuer %[2]s
+			introspect %[2]s/introspect {
+				client_id %[3]s
+				client_secret {env.LIVE_INTROSPECTION_SECRET}
+			}
+			cache_ttl 1s
+		}
+		tool echo {
+			description "Echo."
+			get /ok
+		}
+	}
+}
+`, api.URL, as.Issuer, authtest.IntrospectionClient))
+	token := as.Opaque("http://"+liveAddr+"/mcp", "")
+	header := map[string]string{"Authorization": "Bearer " + token}
 	if resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), header); resp.StatusCode != http.StatusOK || upstreamHits.Load() != 1 {
-		t.Fatalf("back: status %d, upstream requests %d: %s", resp.StatusCode, upstreamHits.Load(), body)
+		t.Fatalf("active token: status %d, upstream requests %d: %s", resp.StatusCode, upstreamHits.Load(), body)
+	}
+	as.Revoke(token)
+	time.Sleep(1100 * time.Millisecond)
+	resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), header)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) || upstreamHits.Load() != 1 {
+		t.Fatalf("revoked token: status %d, WWW-Authenticate %q, upstream requests %d: %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), upstreamHits.Load(), body)
+	}
+	other := as.Opaque("http://"+liveAddr+"/other", "")
+	if resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Authorization": "Bearer " + other}); resp.StatusCode != http.StatusUnauthorized || upstreamHits.Load() != 1 {
+		t.Fatalf("another audience: status %d: %s", resp.StatusCode, body)
 	}
 }
 
@@ -615,4 +749,43 @@ func BenchmarkAuthorizedToolCall(b *testing.B) {
 			benchToolCall(b, authorized, body, map[string]string{"Mcp-Protocol-Version": "2025-11-25", "Authorization": "Bearer " + alg.token})
 		})
 	}
+}
+
+// unsignedToken is a JWT of claims with alg "none" and no signature.
+func unsignedToken(t *testing.T, claims map[string]any) string {
+	t.Helper()
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + enc.EncodeToString(payload) + "."
+}
+
+// publicKeyHMACToken is a JWT of claims under HS256, keyed with the PEM
+// of as's public RSA key: the key confusion an RS256 verifier that took
+// the token's alg would accept.
+func publicKeyHMACToken(t *testing.T, as *authtest.Server, claims map[string]any) string {
+	t.Helper()
+	public, err := as.RSA.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw rsa.PublicKey
+	if err := jwk.Export(public, &raw); err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.RawURLEncoding
+	input := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT","kid":"rsa-1"}`)) + "." + enc.EncodeToString(payload)
+	mac := hmac.New(sha256.New, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+	mac.Write([]byte(input))
+	return input + "." + enc.EncodeToString(mac.Sum(nil))
 }

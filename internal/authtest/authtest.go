@@ -32,7 +32,17 @@ type Server struct {
 	mu   sync.Mutex
 	hits map[string]int
 	down bool
+	hang chan struct{} // while set, requests wait for it to close
+	// introspection answers by token; a token not here is inactive
+	answers map[string]map[string]any
 }
+
+// The client the introspection endpoint (/introspect, RFC 7662, HTTP
+// Basic client authentication) answers.
+const (
+	IntrospectionClient = "resource-server"
+	IntrospectionSecret = "introspection-secret"
+)
 
 // New starts a Server, stopped when the test ends.
 func New(t testing.TB) *Server {
@@ -45,9 +55,12 @@ func New(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{RSA: PrivateKey(t, rsaKey, "rsa-1"), EC: PrivateKey(t, ecKey, "ec-1"), hits: map[string]int{}}
+	s := &Server{RSA: PrivateKey(t, rsaKey, "rsa-1"), EC: PrivateKey(t, ecKey, "ec-1"), hits: map[string]int{}, answers: map[string]map[string]any{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
+	t.Cleanup(func() {
+		s.SetHang(false)
+		s.Close()
+	})
 	s.Issuer = s.URL
 	return s
 }
@@ -73,6 +86,20 @@ func (s *Server) SetDown(down bool) {
 	s.mu.Unlock()
 }
 
+// SetHang makes every request wait, unanswered, until SetHang(false) or
+// until its client gives up; or answers them again.
+func (s *Server) SetHang(hang bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case hang && s.hang == nil:
+		s.hang = make(chan struct{})
+	case !hang && s.hang != nil:
+		close(s.hang)
+		s.hang = nil
+	}
+}
+
 // Hits is how many requests path has had.
 func (s *Server) Hits(path string) int {
 	s.mu.Lock()
@@ -83,15 +110,22 @@ func (s *Server) Hits(path string) int {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
-	down := s.down
+	down, hang := s.down, s.hang
 	s.mu.Unlock()
+	if hang != nil {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if down {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
 	}
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server":
-		writeJSON(w, map[string]any{"issuer": s.Issuer, "jwks_uri": s.URL + "/jwks"})
+		writeJSON(w, map[string]any{"issuer": s.Issuer, "jwks_uri": s.URL + "/jwks", "introspection_endpoint": s.URL + "/introspect"})
 	case "/jwks":
 		set := jwk.NewSet()
 		for _, key := range []jwk.Key{s.RSA, s.EC} {
@@ -103,9 +137,45 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			_ = set.AddKey(public)
 		}
 		writeJSON(w, set)
+	case "/introspect":
+		s.introspect(w, r)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
+	user, password, _ := r.BasicAuth()
+	if r.Method != http.MethodPost || user != IntrospectionClient || password != IntrospectionSecret {
+		w.WriteHeader(http.StatusUnauthorized)
+		writeJSON(w, map[string]any{"error": "invalid_client"})
+		return
+	}
+	s.mu.Lock()
+	answer, ok := s.answers[r.PostFormValue("token")]
+	s.mu.Unlock()
+	if !ok {
+		answer = map[string]any{"active": false}
+	}
+	writeJSON(w, answer)
+}
+
+// Opaque issues an opaque token for audience with scope, active for an
+// hour at the introspection endpoint.
+func (s *Server) Opaque(audience, scope string) string {
+	token := rand.Text()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answers[token] = map[string]any{"active": true, "iss": s.Issuer, "aud": audience, "scope": scope,
+		"sub": "user-1", "exp": time.Now().Add(time.Hour).Unix()}
+	return token
+}
+
+// Revoke makes token inactive at the introspection endpoint.
+func (s *Server) Revoke(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.answers, token)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
