@@ -228,15 +228,29 @@ function newClient() {
 // first connect fails with UnauthorizedError once the user has been sent to
 // authorize; the application then hands the code to finishAuth and
 // connects again.
-async function connectAuthorized(url, provider) {
-  const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+async function connectAuthorized(url, provider, opts = {}) {
+  const first = new StreamableHTTPClientTransport(url, { ...opts, authProvider: provider });
   await assert.rejects(newClient().connect(first), UnauthorizedError, "connect without a token");
   await first.finishAuth(provider.code());
   await first.close();
-  const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  const transport = new StreamableHTTPClientTransport(url, { ...opts, authProvider: provider });
   const client = newClient();
   await client.connect(transport);
   return { client, transport };
+}
+
+// recorder is a fetch for the transport that keeps the status and
+// WWW-Authenticate of every answer from url.
+function recorder(url) {
+  const answers = [];
+  const fetchFn = async (input, init) => {
+    const res = await fetch(input, init);
+    if (String(input) === url.href) {
+      answers.push({ status: res.status, challenge: res.headers.get("www-authenticate") });
+    }
+    return res;
+  };
+  return { fetchFn, answers };
 }
 
 // post sends one JSON-RPC request with a bearer token, without the SDK.
@@ -281,10 +295,11 @@ await check("no token: 401 with WWW-Authenticate naming scope mcp and the metada
 
 // --- mcp endpoint: authorization code with PKCE, dynamic registration, step-up
 const alice = new HeadlessProvider("alice");
+const shopAnswers = recorder(mcpURL);
 let shop;
 
 await check("mcp: the SDK registers (DCR), sends alice through login and consent, and gets a token for the resource", async () => {
-  shop = await connectAuthorized(mcpURL, alice);
+  shop = await connectAuthorized(mcpURL, alice, { fetch: shopAnswers.fetchFn });
   assert.equal(alice.registrations.length, 1, "registrations");
   const { url, pages } = alice.authorizations[0];
   assert.equal(url.origin + url.pathname, asMetadata.authorization_endpoint);
@@ -322,6 +337,10 @@ await check("mcp: place_order: 403 insufficient_scope; the SDK asks for mcp orde
     shop.client.callTool({ name: "place_order", arguments: { sku: "TEA-01", quantity: 2 } }),
     UnauthorizedError,
   );
+  assert.deepEqual(shopAnswers.answers.at(-1), {
+    status: 403,
+    challenge: `Bearer error="insufficient_scope", error_description="the token lacks a scope this request needs", scope="mcp orders:write", resource_metadata="${new URL("/.well-known/oauth-protected-resource/mcp", base).href}"`,
+  });
   assert.equal(alice.authorizations.length, 2, "authorizations");
   const { url, pages } = alice.authorizations[1];
   assert.equal(url.searchParams.get("scope"), "mcp orders:write");
@@ -347,6 +366,7 @@ await check("codemode: the SDK authorizes bob for /code; tools/list and an execu
   const { client } = await connectAuthorized(codeURL, bob);
   try {
     assert.equal(bob.authorizations[0].url.searchParams.get("resource"), codeURL.href);
+    assert.deepEqual(bob.authorizations[0].pages, ["login", "consent"]);
     const c = claims(bob.tokens().access_token);
     assert.equal(c.aud, codeURL.href);
     assert.equal(c.sub, "bob");
@@ -381,7 +401,8 @@ await check("client credentials: the SDK's ClientCredentialsProvider gets a toke
     assert.deepEqual(tools.map((t) => t.name).sort(), ["get_product", "whoami"]);
     const r = await client.callTool({ name: "whoami", arguments: {} });
     assertOK(r);
-    assert.equal(text(r), c.sub ?? "");
+    assert.equal(c.sub, "service");
+    assert.equal(text(r), "service");
   } finally {
     await client.close();
   }
@@ -440,6 +461,7 @@ await check("opaque token via introspection works; revoked at oidc-provider, ref
 await check("a JWT for /mcp is refused at the introspecting /opaque", async () => {
   const res = await post(opaqueURL, alice.tokens().access_token);
   assert.equal(res.status, 401);
+  assert.match(res.headers.get("www-authenticate"), /^Bearer error="invalid_token"/);
 });
 
 console.log(`oauth: ${passed} passed, ${failed} failed`);

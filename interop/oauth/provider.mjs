@@ -68,6 +68,17 @@ const provider = new Provider(issuer, {
       redirect_uris: [],
     },
   ],
+  // The TypeScript SDK registers with the scope of the first challenge
+  // (`mcp`), and oidc-provider holds a client to its registered scope, so
+  // stepping up to orders:write would be invalid_scope. RFC 7591 lets the
+  // server replace what a client asks to register: every client may ask
+  // for every scope here, and consent decides what it gets.
+  extraClientMetadata: {
+    properties: ["scope"],
+    validator(ctx, key, value, metadata) {
+      metadata.scope = scopes.join(" ");
+    },
+  },
   responseTypes: ["code"],
   pkce: { required: () => true },
   features: {
