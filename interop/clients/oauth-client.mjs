@@ -421,6 +421,25 @@ await check("a token for /code is refused at /mcp (401 invalid_token), accepted 
   assert.equal((await post(codeURL, codeToken)).status, 200);
 });
 
+await check("a token without the required scope mcp: 403 insufficient_scope naming mcp", async () => {
+  // Straight from the token endpoint: the SDK's ClientCredentialsProvider
+  // always asks for the scope it was built with.
+  const res = await fetch(asMetadata.token_endpoint, {
+    method: "POST",
+    headers: {
+      authorization: `Basic ${Buffer.from(`service:${serviceSecret}`).toString("base64")}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ grant_type: "client_credentials", resource: mcpURL.href, scope: "orders:read" }).toString(),
+  });
+  assert.equal(res.status, 200, "token endpoint");
+  const { access_token: token } = await res.json();
+  assert.equal(claims(token).scope, "orders:read");
+  const refused = await post(mcpURL, token);
+  assert.equal(refused.status, 403);
+  assert.match(refused.headers.get("www-authenticate"), /^Bearer error="insufficient_scope", .*scope="mcp"/);
+});
+
 // --- introspection (opaque tokens) and revocation
 await check("opaque token via introspection works; revoked at oidc-provider, refused once cache_ttl (1s) has passed", async () => {
   const service = serviceProvider();
