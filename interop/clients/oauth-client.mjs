@@ -301,6 +301,8 @@ let shop;
 await check("mcp: the SDK registers (DCR), sends alice through login and consent, and gets a token for the resource", async () => {
   shop = await connectAuthorized(mcpURL, alice, { fetch: shopAnswers.fetchFn });
   assert.equal(alice.registrations.length, 1, "registrations");
+  // Registered with the challenge's scope; provider.mjs widens it (see there).
+  assert.equal(alice.registrations[0].scope, "openid mcp orders:read orders:write");
   const { url, pages } = alice.authorizations[0];
   assert.equal(url.origin + url.pathname, asMetadata.authorization_endpoint);
   assert.equal(url.searchParams.get("resource"), mcpURL.href, "resource indicator (RFC 8707)");
