@@ -14,6 +14,11 @@
 #	             endpoints, and codemode over server-everything and the `mcp` endpoint
 #	inspector    clients/inspector-cli.mjs: the Inspector CLI, tools/list and
 #	             tools/call on both endpoints
+#	oauth        clients/oauth-client.mjs: the TypeScript SDK's own OAuth client
+#	             against endpoints with an authorization block (a second Caddy,
+#	             fixtures/oauth.Caddyfile), with oidc-provider (oauth/provider.mjs)
+#	             as the authorization server: registration, authorization code
+#	             with PKCE, step-up, client credentials, introspection, revocation
 #
 # Logs go to a temporary folder, shown on failure and removed at the end
 # (INTEROP_KEEP=1 keeps it).
@@ -219,12 +224,44 @@ run_client "TypeScript SDK client, codemode over server-everything and the mcp e
 	node sdk-client.mjs everything "$code_url"
 run_client "MCP Inspector CLI, both endpoints" node inspector-cli.mjs "$mcp_url" "$code_url"
 
+step "start oidc-provider and Caddy with fixtures/oauth.Caddyfile on 127.0.0.1"
+oauth_t0=$SECONDS
+oauth_port=$(free_port)
+oauth_caddy_port=$(free_port)
+while [ "$oauth_caddy_port" = "$oauth_port" ]; do oauth_caddy_port=$(free_port); done
+issuer="http://127.0.0.1:$oauth_port"
+oauth_base="http://127.0.0.1:$oauth_caddy_port"
+secret() { node -p 'require("crypto").randomBytes(24).toString("base64url")'; }
+introspect_secret=$(secret)
+service_secret=$(secret)
+start oidc-provider env -i PATH="$PATH" HOME="$work" OAUTH_PORT="$oauth_port" \
+	MCP_RESOURCE="$oauth_base/mcp" CODE_RESOURCE="$oauth_base/code" OPAQUE_RESOURCE="$oauth_base/opaque" \
+	INTROSPECT_SECRET="$introspect_secret" SERVICE_SECRET="$service_secret" \
+	node "$interop/oauth/provider.mjs"
+wait_listening oidc-provider "$pid" "$oauth_port"
+loopback_only oidc-provider "$oauth_port"
+cd fixtures
+oauth_env=(CADDY_PORT="$oauth_caddy_port" OAUTH_PORT="$oauth_port" INTROSPECT_SECRET="$introspect_secret"
+	XDG_CONFIG_HOME="$work/xdg-oauth" XDG_DATA_HOME="$work/xdg-oauth")
+env "${oauth_env[@]}" "$work/caddy" validate --config oauth.Caddyfile >"$work/caddy-oauth-validate.log" 2>&1 ||
+	fail "caddy validate --config fixtures/oauth.Caddyfile failed"
+start caddy-oauth env "${oauth_env[@]}" "$work/caddy" run --config oauth.Caddyfile
+cd "$interop"
+wait_listening caddy-oauth "$pid" "$oauth_caddy_port"
+loopback_only caddy-oauth "$oauth_caddy_port"
+echo "oidc-provider     $issuer"
+echo "oauth endpoints   $oauth_base/mcp, $oauth_base/code, $oauth_base/opaque (introspection)"
+
+run_client "oauth, TypeScript SDK client with oidc-provider" \
+	env SERVICE_SECRET="$service_secret" node oauth-client.mjs "$oauth_base" "$issuer"
+echo "oauth: servers started and checked in $((SECONDS - oauth_t0)) s"
+
 stop_started
 
 step "interop report"
 echo "conformance suite $(version_of @modelcontextprotocol/conformance), server scenarios (--suite all);"
 echo "TypeScript SDK $(version_of @modelcontextprotocol/sdk), Streamable HTTP: protocol 2025-11-25, and 2025-06-18, 2025-03-26, 2024-11-05;"
-echo "Inspector CLI $(version_of @modelcontextprotocol/inspector-cli); server-everything $(version_of @modelcontextprotocol/server-everything); node $node_version"
+echo "Inspector CLI $(version_of @modelcontextprotocol/inspector-cli); server-everything $(version_of @modelcontextprotocol/server-everything); oidc-provider $(version_of oidc-provider); node $node_version"
 for r in "${results[@]}"; do
 	IFS='|' read -r label status detail <<<"$r"
 	printf '  %-6s  %s: %s\n' "$status" "$label" "$detail"
