@@ -36,7 +36,8 @@ const orderTool = `
 		}`
 
 // caddyConfig returns a launcher for a Caddy in one configuration:
-// rest (reverse_proxy only), mcp-upstream, mcp-route, shop (the code-mode
+// rest (reverse_proxy only), mcp-upstream, mcp-upstream-authorization
+// (the same, accepting s.issuer's tokens), mcp-route, shop (the code-mode
 // task), or tools-N (an mcp handler with N tools).
 func caddyConfig(s *settings, kind string) launcher {
 	return func() (*server, string, error) {
@@ -48,6 +49,8 @@ func caddyConfig(s *settings, kind string) launcher {
 			site = fmt.Sprintf("reverse_proxy %s", up)
 		case kind == "mcp-upstream":
 			site = fmt.Sprintf("mcp /mcp {\n\t\tupstream http://%s%s\n\t}", up, orderTool)
+		case kind == "mcp-upstream-authorization":
+			site = fmt.Sprintf("mcp /mcp {\n\t\tupstream http://%s%s%s\n\t}", up, s.issuer.authorizationBlock("http://"+addr+"/mcp"), orderTool)
 		case kind == "mcp-route":
 			site = fmt.Sprintf("route {\n\t\tmcp /mcp {%s\n\t\t}\n\t\treverse_proxy %s\n\t}", orderTool, up)
 		case kind == "shop":
@@ -113,15 +116,16 @@ func peerConfig(s *settings, mode string) launcher {
 
 // measure measures one configuration at every concurrency level: a
 // warm-up, then rounds of closed-loop load, the median kept; and, with a
-// rate, the latency at that fixed rate. It returns the c=16 measurement.
-func measure(s *settings, r *report, config, protocol string, launch launcher, path string, rate float64) (Measurement, error) {
+// rate, the latency at that fixed rate. With tokens, each client carries a
+// bearer token of its own. It returns the c=16 measurement.
+func measure(s *settings, r *report, config, protocol string, launch launcher, path string, tokens *issuer, rate float64) (Measurement, error) {
 	log.Printf("%s (%s)", config, protocol)
 	srv, base, err := launch()
 	if err != nil {
 		return Measurement{}, err
 	}
 	defer srv.stop()
-	t := Target{URL: base + path, Protocol: strings.Fields(protocol)[0], Tool: "get_order", Args: `{"id":"1001"}`}
+	t := Target{URL: base + path, Protocol: strings.Fields(protocol)[0], Tool: "get_order", Args: `{"id":"1001"}`, Tokens: tokens}
 	maxC := s.concurrency[len(s.concurrency)-1]
 	ss, err := sessions(t, maxC)
 	if err != nil {

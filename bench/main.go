@@ -35,6 +35,7 @@ type settings struct {
 	charts       string // where the PNG charts go
 	caddy        string // the Caddy binary
 	upstreamAddr string
+	issuer       *issuer // the authorization server of the authorization row
 }
 
 func main() {
@@ -80,6 +81,10 @@ func main() {
 		log.Fatal(err)
 	}
 	defer up.stop()
+	if s.issuer, err = startIssuer(); err != nil {
+		log.Fatal(err)
+	}
+	defer s.issuer.stop()
 
 	report := &report{started: time.Now(), settings: s}
 	if err := runAll(s, report); err != nil {
@@ -97,7 +102,7 @@ func main() {
 func runAll(s *settings, r *report) error {
 	// (1) the limit: plain reverse_proxy. Its rate at c=16 sets the fixed
 	// rate of every latency run.
-	base, err := measure(s, r, "reverse_proxy", "REST", caddyConfig(s, "rest"), "/orders/1001", 0)
+	base, err := measure(s, r, "reverse_proxy", "REST", caddyConfig(s, "rest"), "/orders/1001", nil, 0)
 	if err != nil {
 		return err
 	}
@@ -110,19 +115,25 @@ func runAll(s *settings, r *report) error {
 		}
 	}
 
-	type run struct{ name, kind, protocol string }
+	type run struct {
+		name, kind, protocol string
+		tokens               *issuer
+	}
+	// The authorization row follows the row it is compared with, so that
+	// the two see the machine in the same state.
 	for _, c := range []run{
-		{"mcp upstream", "mcp-upstream", "2025-11-25"},
-		{"mcp upstream", "mcp-upstream", "2026-07-28"},
-		{"mcp route", "mcp-route", "2025-11-25"},
-		{"mcp route", "mcp-route", "2026-07-28"},
+		{"mcp upstream", "mcp-upstream", "2025-11-25", nil},
+		{authorizedConfig, "mcp-upstream-authorization", "2025-11-25", s.issuer},
+		{"mcp upstream", "mcp-upstream", "2026-07-28", nil},
+		{"mcp route", "mcp-route", "2025-11-25", nil},
+		{"mcp route", "mcp-route", "2026-07-28", nil},
 	} {
-		if _, err := measure(s, r, c.name, c.protocol, caddyConfig(s, c.kind), "/mcp", rate); err != nil {
+		if _, err := measure(s, r, c.name, c.protocol, caddyConfig(s, c.kind), "/mcp", c.tokens, rate); err != nil {
 			return err
 		}
 	}
 	for _, mode := range []string{"session", "stateless"} {
-		if _, err := measure(s, r, "TypeScript SDK peer", "2025-11-25 "+mode, peerConfig(s, mode), "/mcp", rate); err != nil {
+		if _, err := measure(s, r, "TypeScript SDK peer", "2025-11-25 "+mode, peerConfig(s, mode), "/mcp", nil, rate); err != nil {
 			return err
 		}
 	}
