@@ -102,11 +102,11 @@ func main() {
 func runAll(s *settings, r *report) error {
 	// (1) the limit: plain reverse_proxy. Its rate at c=16 sets the fixed
 	// rate of every latency run.
-	base, err := measure(s, r, "reverse_proxy", "REST", caddyConfig(s, "rest"), "/orders/1001", nil, 0)
+	first, err := measure(s, r, 0, candidate{"reverse_proxy", "REST", caddyConfig(s, "rest"), "/orders/1001", nil})
 	if err != nil {
 		return err
 	}
-	rate := base.Throughput / 2
+	rate := first[0].Throughput / 2
 	for i := range r.ms {
 		if r.ms[i].Config == "reverse_proxy" && r.ms[i].Concurrency == 16 {
 			if err := fixedRun(s, r, &r.ms[i], caddyConfig(s, "rest"), "/orders/1001", rate); err != nil {
@@ -115,25 +115,24 @@ func runAll(s *settings, r *report) error {
 		}
 	}
 
-	type run struct {
-		name, kind, protocol string
-		tokens               *issuer
+	mcp := func(config, kind, protocol string) candidate {
+		return candidate{config, protocol, caddyConfig(s, kind), "/mcp", nil}
 	}
-	// The authorization row follows the row it is compared with, so that
-	// the two see the machine in the same state.
-	for _, c := range []run{
-		{"mcp upstream", "mcp-upstream", "2025-11-25", nil},
-		{authorizedConfig, "mcp-upstream-authorization", "2025-11-25", s.issuer},
-		{"mcp upstream", "mcp-upstream", "2026-07-28", nil},
-		{"mcp route", "mcp-route", "2025-11-25", nil},
-		{"mcp route", "mcp-route", "2026-07-28", nil},
+	authorized := mcp(authorizedConfig, "mcp-upstream-authorization", "2025-11-25")
+	authorized.tokens = s.issuer
+	peer := func(mode string) candidate {
+		return candidate{"TypeScript SDK peer", "2025-11-25 " + mode, peerConfig(s, mode), "/mcp", nil}
+	}
+	// mcp upstream with and without authorization are measured together.
+	for _, together := range [][]candidate{
+		{mcp("mcp upstream", "mcp-upstream", "2025-11-25"), authorized},
+		{mcp("mcp upstream", "mcp-upstream", "2026-07-28")},
+		{mcp("mcp route", "mcp-route", "2025-11-25")},
+		{mcp("mcp route", "mcp-route", "2026-07-28")},
+		{peer("session")},
+		{peer("stateless")},
 	} {
-		if _, err := measure(s, r, c.name, c.protocol, caddyConfig(s, c.kind), "/mcp", c.tokens, rate); err != nil {
-			return err
-		}
-	}
-	for _, mode := range []string{"session", "stateless"} {
-		if _, err := measure(s, r, "TypeScript SDK peer", "2025-11-25 "+mode, peerConfig(s, mode), "/mcp", nil, rate); err != nil {
+		if _, err := measure(s, r, rate, together...); err != nil {
 			return err
 		}
 	}

@@ -162,7 +162,7 @@ func (r *report) write() error {
 
 	if costs := r.authorizationCosts(); len(costs) > 0 {
 		w("\n## Authorization\n\n")
-		w("(2) with an `authorization` block (`issuer`, `jwks_url` and `resource`: a JWKS with an RSA and an EC P-256 key, served by the bench on 127.0.0.1) beside (2) without, the same tools/call, measured one after the other in this run. ")
+		w("(2) with an `authorization` block (`issuer`, `jwks_url` and `resource`: a JWKS with an RSA and an EC P-256 key, served by the bench on 127.0.0.1) beside (2) without, the same tools/call. The two are measured together: both Caddys run at once and take their rounds in turn, closed-loop and fixed-rate, so that what else the machine does falls on both alike. ")
 		w("Each client has a token of its own (RS256 and ES256 in turn, valid for %.0f h) and sends it on every request. Caddy checks its signature when the client initializes, before the rounds, and answers from its verified-token cache after that, so these figures are the cost of authorization in the steady state. ", tokenLifetime.Hours())
 		w("A token's first use costs one signature check besides, measured by `go test ./authz -run XXX -bench 'BenchmarkVerify/.*/first'` (`BenchmarkVerify/.*/repeat` for a repeated token); `go test ./caddymcp -run XXX -bench BenchmarkAuthorizedToolCall` is one whole call without and with, in process.\n\n")
 		w("| protocol | clients | requests/s without | with | with / without | CPU µs/call without | with | added | p99 without | with |\n|---|---|---|---|---|---|---|---|---|---|\n")
