@@ -36,7 +36,8 @@ const orderTool = `
 		}`
 
 // caddyConfig returns a launcher for a Caddy in one configuration:
-// rest (reverse_proxy only), mcp-upstream, mcp-route, shop (the code-mode
+// rest (reverse_proxy only), mcp-upstream, mcp-upstream-authorization
+// (the same, accepting s.issuer's tokens), mcp-route, shop (the code-mode
 // task), or tools-N (an mcp handler with N tools).
 func caddyConfig(s *settings, kind string) launcher {
 	return func() (*server, string, error) {
@@ -48,6 +49,8 @@ func caddyConfig(s *settings, kind string) launcher {
 			site = fmt.Sprintf("reverse_proxy %s", up)
 		case kind == "mcp-upstream":
 			site = fmt.Sprintf("mcp /mcp {\n\t\tupstream http://%s%s\n\t}", up, orderTool)
+		case kind == "mcp-upstream-authorization":
+			site = fmt.Sprintf("mcp /mcp {\n\t\tupstream http://%s%s%s\n\t}", up, s.issuer.authorizationBlock("http://"+addr+"/mcp"), orderTool)
 		case kind == "mcp-route":
 			site = fmt.Sprintf("route {\n\t\tmcp /mcp {%s\n\t\t}\n\t\treverse_proxy %s\n\t}", orderTool, up)
 		case kind == "shop":
@@ -111,60 +114,105 @@ func peerConfig(s *settings, mode string) launcher {
 	}
 }
 
-// measure measures one configuration at every concurrency level: a
-// warm-up, then rounds of closed-loop load, the median kept; and, with a
-// rate, the latency at that fixed rate. It returns the c=16 measurement.
-func measure(s *settings, r *report, config, protocol string, launch launcher, path string, rate float64) (Measurement, error) {
-	log.Printf("%s (%s)", config, protocol)
-	srv, base, err := launch()
-	if err != nil {
-		return Measurement{}, err
+// candidate is a configuration to measure: the server, and where its
+// clients send their tools/call (or GET).
+type candidate struct {
+	config, protocol string
+	launch           launcher
+	path             string
+	tokens           *issuer // if set, each client carries a token of its own
+}
+
+// running is a candidate under measurement.
+type running struct {
+	candidate
+	srv *server
+	ss  []*session
+	ms  []Measurement // one per concurrency level
+	// the rounds at the current concurrency level
+	rates []float64
+	done  int
+	cpu   time.Duration
+	lat   latencyRounds
+}
+
+// measure measures configurations at every concurrency level: a warm-up,
+// then rounds of closed-loop load, the median kept; and, with a rate, the
+// latency at that fixed rate. Configurations measured together run at the
+// same time and take their rounds in turn, so that what else the machine
+// does during the run falls on each alike: the ones compared with each
+// other are measured together. It returns the measurements at the first
+// concurrency level.
+func measure(s *settings, r *report, rate float64, cs ...candidate) ([]Measurement, error) {
+	var rs []*running
+	defer func() {
+		for _, x := range rs {
+			x.srv.stop()
+		}
+	}()
+	for _, c := range cs {
+		log.Printf("%s (%s)", c.config, c.protocol)
+		srv, base, err := c.launch()
+		if err != nil {
+			return nil, err
+		}
+		x := &running{candidate: c, srv: srv}
+		rs = append(rs, x)
+		t := Target{URL: base + c.path, Protocol: strings.Fields(c.protocol)[0], Tool: "get_order", Args: `{"id":"1001"}`, Tokens: c.tokens}
+		if x.ss, err = sessions(t, s.concurrency[len(s.concurrency)-1]); err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", c.config, c.protocol, err)
+		}
+		if _, failed, ferr := saturate(x.ss[:s.concurrency[0]], s.warmup); failed > 0 {
+			return nil, fmt.Errorf("%s (%s): warm-up failed: %v", c.config, c.protocol, ferr)
+		}
 	}
-	defer srv.stop()
-	t := Target{URL: base + path, Protocol: strings.Fields(protocol)[0], Tool: "get_order", Args: `{"id":"1001"}`}
-	maxC := s.concurrency[len(s.concurrency)-1]
-	ss, err := sessions(t, maxC)
-	if err != nil {
-		return Measurement{}, fmt.Errorf("%s (%s): %w", config, protocol, err)
-	}
-	if _, failed, ferr := saturate(ss[:s.concurrency[0]], s.warmup); failed > 0 {
-		return Measurement{}, fmt.Errorf("%s (%s): warm-up failed: %v", config, protocol, ferr)
-	}
-	var first Measurement
 	for _, c := range s.concurrency {
-		m := Measurement{Config: config, Protocol: protocol, Concurrency: c}
-		var rates []float64
-		var total int
-		cpu0 := srv.cpu()
+		for _, x := range rs {
+			x.ms = append(x.ms, Measurement{Config: x.config, Protocol: x.protocol, Concurrency: c})
+			x.rates, x.done, x.cpu = nil, 0, 0
+		}
 		for i := 0; i < s.rounds; i++ {
-			done, failed, ferr := saturate(ss[:c], s.round)
-			if ferr != nil {
-				log.Printf("  c=%d: %d errors, first: %v", c, failed, ferr)
+			for _, x := range rs {
+				m := &x.ms[len(x.ms)-1]
+				cpu0 := x.srv.cpu()
+				done, failed, ferr := saturate(x.ss[:c], s.round)
+				x.cpu += x.srv.cpu() - cpu0
+				if ferr != nil {
+					log.Printf("  %s c=%d: %d errors, first: %v", m.Label(), c, failed, ferr)
+				}
+				m.Errors += failed
+				x.done += done
+				x.rates = append(x.rates, float64(done)/s.round.Seconds())
 			}
-			m.Errors += failed
-			total += done
-			rates = append(rates, float64(done)/s.round.Seconds())
 		}
-		if total > 0 {
-			m.CPUPerRequest = (srv.cpu() - cpu0) / time.Duration(total)
-		}
-		m.Throughput = median(rates)
-		m.PeakRSS = srv.peakRSS()
-		log.Printf("  c=%d: %.0f req/s, %s CPU/req", c, m.Throughput, m.CPUPerRequest)
-		r.ms = append(r.ms, m)
-		if c == s.concurrency[0] {
-			first = m
+		for _, x := range rs {
+			m := &x.ms[len(x.ms)-1]
+			if x.done > 0 {
+				m.CPUPerRequest = x.cpu / time.Duration(x.done)
+			}
+			m.Throughput = median(x.rates)
+			log.Printf("  %s c=%d: %.0f req/s, %s CPU/req", m.Label(), c, m.Throughput, m.CPUPerRequest)
 		}
 	}
 	if rate > 0 {
-		if err := fixedRunOn(s, r, config, protocol, ss, rate); err != nil {
-			return first, err
+		for i := 0; i < s.fixedRounds; i++ {
+			for _, x := range rs {
+				if i < latencyRoundsFor(s, &x.ms[0], rate) {
+					x.lat.run(x.ms[0].Label(), x.ss, rate, s.fixed)
+				}
+			}
+		}
+		for _, x := range rs {
+			x.lat.record(&x.ms[0], rate)
 		}
 	}
-	for i := range r.ms {
-		if r.ms[i].Config == config && r.ms[i].Protocol == protocol {
-			r.ms[i].PeakRSS = srv.peakRSS()
+	var first []Measurement
+	for _, x := range rs {
+		for i := range x.ms {
+			x.ms[i].PeakRSS = x.srv.peakRSS()
 		}
+		r.ms = append(r.ms, x.ms...)
+		first = append(first, x.ms[0])
 	}
 	return first, nil
 }
@@ -187,30 +235,51 @@ func fixedRun(s *settings, r *report, m *Measurement, launch launcher, path stri
 
 // fixedRunOn runs the fixed-rate load in rounds and records the median
 // round's p50 and p99 on the configuration's measurement at the first
-// concurrency level. A configuration that cannot keep up with the rate
-// (slower than it at c=16) only queues requests: one round shows that.
+// concurrency level.
 func fixedRunOn(s *settings, r *report, config, protocol string, ss []*session, rate float64) error {
 	m := r.find(config, protocol, s.concurrency[0])
 	if m == nil {
 		return fmt.Errorf("%s (%s): no measurement at c=%d", config, protocol, s.concurrency[0])
 	}
-	rounds := s.fixedRounds
-	if m.Throughput > 0 && m.Throughput < rate {
-		rounds = 1
+	var l latencyRounds
+	for i := 0; i < latencyRoundsFor(s, m, rate); i++ {
+		l.run(m.Label(), ss, rate, s.fixed)
 	}
-	var p50s, p99s []float64
-	for i := 0; i < rounds; i++ {
-		lat, failed, ferr := fixedRate(ss, rate, s.fixed)
-		if ferr != nil {
-			log.Printf("  fixed rate: %d errors, first: %v", failed, ferr)
-		}
-		m.Errors += failed
-		sortDurations(lat)
-		p50s = append(p50s, float64(percentile(lat, 50)))
-		p99s = append(p99s, float64(percentile(lat, 99)))
-		log.Printf("  at %.0f req/s: p50 %s, p99 %s", rate, percentile(lat, 50), percentile(lat, 99))
-	}
-	m.P50, m.P99, m.FixedRate = time.Duration(median(p50s)), time.Duration(median(p99s)), rate
-	m.LatencyRounds = rounds
+	l.record(m, rate)
 	return nil
+}
+
+// latencyRoundsFor is how many fixed-rate rounds the configuration
+// measured as m gets. One that cannot keep up with the rate (slower than
+// it at c=16) only queues requests: one round shows that.
+func latencyRoundsFor(s *settings, m *Measurement, rate float64) int {
+	if m.Throughput > 0 && m.Throughput < rate {
+		return 1
+	}
+	return s.fixedRounds
+}
+
+// latencyRounds are the fixed-rate rounds of one configuration.
+type latencyRounds struct {
+	p50s, p99s []float64
+	errors     int
+}
+
+func (l *latencyRounds) run(name string, ss []*session, rate float64, d time.Duration) {
+	lat, failed, ferr := fixedRate(ss, rate, d)
+	if ferr != nil {
+		log.Printf("  %s at %.0f req/s: %d errors, first: %v", name, rate, failed, ferr)
+	}
+	l.errors += failed
+	sortDurations(lat)
+	l.p50s = append(l.p50s, float64(percentile(lat, 50)))
+	l.p99s = append(l.p99s, float64(percentile(lat, 99)))
+	log.Printf("  %s at %.0f req/s: p50 %s, p99 %s", name, rate, percentile(lat, 50), percentile(lat, 99))
+}
+
+// record puts the median round's p50 and p99 on m.
+func (l *latencyRounds) record(m *Measurement, rate float64) {
+	m.Errors += l.errors
+	m.P50, m.P99, m.FixedRate = time.Duration(median(l.p50s)), time.Duration(median(l.p99s)), rate
+	m.LatencyRounds = len(l.p50s)
 }

@@ -26,6 +26,9 @@ type Target struct {
 	Protocol string
 	Tool     string
 	Args     string // JSON object
+	// Tokens, when set, gives each session a bearer token of its own,
+	// for URL, sent on every one of its requests.
+	Tokens *issuer
 }
 
 var transport = &http.Transport{
@@ -41,15 +44,22 @@ var httpClient = &http.Client{Transport: transport, Timeout: 30 * time.Second}
 // session is one client: for MCP 2025-11-25, an initialized session. Its
 // load requests go over a connection of its own, prepared once.
 type session struct {
-	t   Target
-	id  string // Mcp-Session-Id, if the server gave one
-	seq atomic.Int64
-	raw rawConn
-	req []byte
+	t     Target
+	id    string // Mcp-Session-Id, if the server gave one
+	token string // the bearer token, if the target needs one
+	seq   atomic.Int64
+	raw   rawConn
+	req   []byte
 }
 
 func newSession(ctx context.Context, t Target) (*session, error) {
 	s := &session{t: t}
+	if t.Tokens != nil {
+		var err error
+		if s.token, err = t.Tokens.token(t.URL, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	if t.Protocol != "2025-11-25" {
 		return s, s.prepare()
 	}
@@ -80,15 +90,19 @@ func (s *session) prepare() error {
 		return err
 	}
 	s.raw.addr = u.Host
+	var header [][2]string
+	if s.token != "" {
+		header = append(header, [2]string{"Authorization", "Bearer " + s.token})
+	}
 	if s.t.Protocol == "REST" {
-		s.req = rawRequest(u, http.MethodGet, nil, nil)
+		s.req = rawRequest(u, http.MethodGet, header, nil)
 		return nil
 	}
-	header := [][2]string{
-		{"Content-Type", "application/json"},
-		{"Accept", "application/json, text/event-stream"},
-		{"Mcp-Protocol-Version", s.t.Protocol},
-	}
+	header = append(header,
+		[2]string{"Content-Type", "application/json"},
+		[2]string{"Accept", "application/json, text/event-stream"},
+		[2]string{"Mcp-Protocol-Version", s.t.Protocol},
+	)
 	if s.id != "" {
 		header = append(header, [2]string{"Mcp-Session-Id", s.id})
 	}
@@ -118,6 +132,9 @@ func (s *session) post(ctx context.Context, body string, extra map[string]string
 	}
 	if s.id != "" {
 		h.Set("Mcp-Session-Id", s.id)
+	}
+	if s.token != "" {
+		h.Set("Authorization", "Bearer "+s.token)
 	}
 	for k, v := range extra {
 		h.Set(k, v)

@@ -35,6 +35,7 @@ type settings struct {
 	charts       string // where the PNG charts go
 	caddy        string // the Caddy binary
 	upstreamAddr string
+	issuer       *issuer // the authorization server of the authorization row
 }
 
 func main() {
@@ -80,6 +81,10 @@ func main() {
 		log.Fatal(err)
 	}
 	defer up.stop()
+	if s.issuer, err = startIssuer(); err != nil {
+		log.Fatal(err)
+	}
+	defer s.issuer.stop()
 
 	report := &report{started: time.Now(), settings: s}
 	if err := runAll(s, report); err != nil {
@@ -97,11 +102,11 @@ func main() {
 func runAll(s *settings, r *report) error {
 	// (1) the limit: plain reverse_proxy. Its rate at c=16 sets the fixed
 	// rate of every latency run.
-	base, err := measure(s, r, "reverse_proxy", "REST", caddyConfig(s, "rest"), "/orders/1001", 0)
+	first, err := measure(s, r, 0, candidate{"reverse_proxy", "REST", caddyConfig(s, "rest"), "/orders/1001", nil})
 	if err != nil {
 		return err
 	}
-	rate := base.Throughput / 2
+	rate := first[0].Throughput / 2
 	for i := range r.ms {
 		if r.ms[i].Config == "reverse_proxy" && r.ms[i].Concurrency == 16 {
 			if err := fixedRun(s, r, &r.ms[i], caddyConfig(s, "rest"), "/orders/1001", rate); err != nil {
@@ -110,19 +115,24 @@ func runAll(s *settings, r *report) error {
 		}
 	}
 
-	type run struct{ name, kind, protocol string }
-	for _, c := range []run{
-		{"mcp upstream", "mcp-upstream", "2025-11-25"},
-		{"mcp upstream", "mcp-upstream", "2026-07-28"},
-		{"mcp route", "mcp-route", "2025-11-25"},
-		{"mcp route", "mcp-route", "2026-07-28"},
-	} {
-		if _, err := measure(s, r, c.name, c.protocol, caddyConfig(s, c.kind), "/mcp", rate); err != nil {
-			return err
-		}
+	mcp := func(config, kind, protocol string) candidate {
+		return candidate{config, protocol, caddyConfig(s, kind), "/mcp", nil}
 	}
-	for _, mode := range []string{"session", "stateless"} {
-		if _, err := measure(s, r, "TypeScript SDK peer", "2025-11-25 "+mode, peerConfig(s, mode), "/mcp", rate); err != nil {
+	authorized := mcp(authorizedConfig, "mcp-upstream-authorization", "2025-11-25")
+	authorized.tokens = s.issuer
+	peer := func(mode string) candidate {
+		return candidate{"TypeScript SDK peer", "2025-11-25 " + mode, peerConfig(s, mode), "/mcp", nil}
+	}
+	// mcp upstream with and without authorization are measured together.
+	for _, together := range [][]candidate{
+		{mcp("mcp upstream", "mcp-upstream", "2025-11-25"), authorized},
+		{mcp("mcp upstream", "mcp-upstream", "2026-07-28")},
+		{mcp("mcp route", "mcp-route", "2025-11-25")},
+		{mcp("mcp route", "mcp-route", "2026-07-28")},
+		{peer("session")},
+		{peer("stateless")},
+	} {
+		if _, err := measure(s, r, rate, together...); err != nil {
 			return err
 		}
 	}

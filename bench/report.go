@@ -65,6 +65,16 @@ func (r *report) targets() []target {
 				m.P99-base.P99 <= time.Millisecond},
 		)
 	}
+	for _, c := range r.authorizationCosts() {
+		if c.With.Concurrency != 16 {
+			continue
+		}
+		out = append(out, target{
+			fmt.Sprintf("authorization adds < %d µs CPU per call to mcp upstream %s (a token seen before)", authorizedCPUBudget.Microseconds(), c.With.Protocol),
+			fmt.Sprintf("%+d µs (%d vs %d µs); throughput %.2fx (%.0f vs %.0f req/s)", c.addedCPU().Microseconds(),
+				c.With.CPUPerRequest.Microseconds(), c.Without.CPUPerRequest.Microseconds(), c.ratio(), c.With.Throughput, c.Without.Throughput),
+			c.addedCPU() < authorizedCPUBudget})
+	}
 	for _, mode := range []string{"session", "stateless"} {
 		peer := r.find("TypeScript SDK peer", "2025-11-25 "+mode, 16)
 		m := r.find("mcp upstream", "2025-11-25", 16)
@@ -133,7 +143,7 @@ func (r *report) write() error {
 		w("| %s | %s | %s |\n", t.name, t.measured, met)
 	}
 
-	w("\n## Throughput, CPU, memory and latency\n\n(1) plain `reverse_proxy` to the REST upstream; (2) `mcp` with `upstream`; (3) `mcp` through the route (no `upstream`, then `reverse_proxy`); (4) the official TypeScript SDK wrapping the same API on Node.\n\n")
+	w("\n## Throughput, CPU, memory and latency\n\n(1) plain `reverse_proxy` to the REST upstream; (2) `mcp` with `upstream`, also with an `authorization` block (below); (3) `mcp` through the route (no `upstream`, then `reverse_proxy`); (4) the official TypeScript SDK wrapping the same API on Node.\n\n")
 	w("| configuration | protocol | clients | requests/s | x (1) | CPU µs/req | peak RSS | p50 | p99 | errors |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range r.ms {
 		p50, p99 := "", ""
@@ -150,6 +160,22 @@ func (r *report) write() error {
 		w("\n![%s](bench/charts/%s)\n", strings.TrimSuffix(c, ".png"), c)
 	}
 
+	if costs := r.authorizationCosts(); len(costs) > 0 {
+		w("\n## Authorization\n\n")
+		w("(2) with an `authorization` block (`issuer`, `jwks_url` and `resource`: a JWKS with an RSA and an EC P-256 key, served by the bench on 127.0.0.1) beside (2) without, the same tools/call. The two are measured together: both Caddys run at once and take their rounds in turn, closed-loop and fixed-rate, so that what else the machine does falls on both alike. ")
+		w("Each client has a token of its own (RS256 and ES256 in turn, valid for %.0f h) and sends it on every request. Caddy checks its signature when the client initializes, before the rounds, and answers from its verified-token cache after that, so these figures are the cost of authorization in the steady state. ", tokenLifetime.Hours())
+		w("A token's first use costs one signature check besides, measured by `go test ./authz -run XXX -bench 'BenchmarkVerify/.*/first'` (`BenchmarkVerify/.*/repeat` for a repeated token); `go test ./caddymcp -run XXX -bench BenchmarkAuthorizedToolCall` is one whole call without and with, in process.\n\n")
+		w("| protocol | clients | requests/s without | with | with / without | CPU µs/call without | with | added | p99 without | with |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, c := range costs {
+			p99, p99With := "", ""
+			if c.With.FixedRate > 0 && c.Without.FixedRate > 0 {
+				p99, p99With = fmtDur(c.Without.P99), fmtDur(c.With.P99)
+			}
+			w("| %s | %d | %.0f | %.0f | %.2f | %d | %d | %+d | %s | %s |\n", c.With.Protocol, c.With.Concurrency,
+				c.Without.Throughput, c.With.Throughput, c.ratio(), c.Without.CPUPerRequest.Microseconds(),
+				c.With.CPUPerRequest.Microseconds(), c.addedCPU().Microseconds(), p99, p99With)
+		}
+	}
 	if t := r.task; t != nil {
 		w("\n## Code mode: a task done two ways\n\nThe task: list 50 orders (about 1 KB each), pick the 3 with the highest total, fetch each one's customer, and answer with the names and totals. (a) as tool calls by the client, 1 list and 3 customer calls, every result passing through the model; (b) as one `codemode` execution of this code:\n\n```js\n%s\n```\n\n", taskCode)
 		w("| | wall time (median of %d) | tool-result bytes the model reads | results |\n|---|---|---|---|\n", t.Rounds)
