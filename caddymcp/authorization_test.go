@@ -517,13 +517,23 @@ func TestAuthorizationResourceMetadata(t *testing.T) {
 }
 
 // An endpoint serves its metadata itself when the request reaches it, as
-// with a matcher that is not a path (here: none, the whole site), and the
+// with a matcher that is not a path (none, the whole site; or a named
+// matcher that adds the metadata path, as the README shows), and the
 // configured resource is the one shown.
 func TestAuthorizationMetadataFromEndpoint(t *testing.T) {
 	as := authtest.New(t)
 	api, _ := countingUpstream(t)
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
-	mcp {
+	for _, tc := range []struct{ name, matcher, endpoint string }{
+		{"no matcher", "", "/"},
+		{"named matcher", "@mcp path /mcp /.well-known/oauth-protected-resource/mcp\n\tmcp @mcp", "/mcp"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			directive := "mcp"
+			if tc.matcher != "" {
+				directive = tc.matcher
+			}
+			loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	%s {
 		upstream %s
 		authorization {
 			issuer %s
@@ -535,14 +545,16 @@ func TestAuthorizationMetadataFromEndpoint(t *testing.T) {
 		}
 	}
 }
-`, api.URL, as.Issuer))
-	resp, body := do(t, mustRequest(t, http.MethodGet, "http://"+liveAddr+"/.well-known/oauth-protected-resource/mcp"))
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"resource":"https://api.example.com/mcp"`) {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
-	resp, _ = rawPost(t, "/", []byte(pingBody), nil)
-	if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp"` {
-		t.Fatalf("WWW-Authenticate %q", got)
+`, directive, api.URL, as.Issuer))
+			resp, body := do(t, mustRequest(t, http.MethodGet, "http://"+liveAddr+"/.well-known/oauth-protected-resource/mcp"))
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"resource":"https://api.example.com/mcp"`) {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			resp, _ = rawPost(t, tc.endpoint, []byte(pingBody), nil)
+			if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp"` {
+				t.Fatalf("WWW-Authenticate %q", got)
+			}
+		})
 	}
 }
 
