@@ -16,6 +16,12 @@ import (
 // callers holding them see and call it. A backend whose tool list is not
 // known takes any name, so the scopes are checked again on each call.
 func TestCodeModeBackendScopes(t *testing.T) {
+	for _, isolation := range []string{"in_process", "process"} {
+		t.Run(isolation, func(t *testing.T) { testCodeModeBackendScopes(t, isolation) })
+	}
+}
+
+func testCodeModeBackendScopes(t *testing.T, isolation string) {
 	as := authtest.New(t)
 	api, upstreamHits := countingUpstream(t)
 	loadCaddyfile(t, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
@@ -31,7 +37,7 @@ func TestCodeModeBackendScopes(t *testing.T) {
 		}
 	}
 	codemode /code {
-		isolation in_process
+		isolation %[4]s
 		backend shop http://127.0.0.1:{$LIVE_PORT}/shop {
 			tool_scopes create_* refunds:write
 		}
@@ -44,7 +50,7 @@ func TestCodeModeBackendScopes(t *testing.T) {
 		}
 	}
 }
-`, api.URL, as.Issuer, mcptest.ClosedAddr(t)))
+`, api.URL, as.Issuer, mcptest.ClosedAddr(t), isolation))
 	resource := "http://" + liveAddr + "/code"
 	execute := func(t *testing.T, token, code string) (bool, string) {
 		t.Helper()
