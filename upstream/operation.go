@@ -57,6 +57,13 @@ type Arg struct {
 	Default json.RawMessage
 	// Enum lists the allowed values (of the items, for an array type).
 	Enum []json.RawMessage
+	// WireName is the argument's name in the request: the query key, the
+	// header field, the body key or the path template's slot; default
+	// Name, the name the model uses.
+	WireName string
+	// Nullable makes null a valid value: sent as JSON null in a JSON
+	// body, left out of a query, a header and a form body.
+	Nullable bool
 }
 
 // typed reports whether the arg line declares anything beyond placement.
