@@ -1,0 +1,149 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi2"
+	"github.com/getkin/kin-openapi/openapi2conv"
+	"github.com/getkin/kin-openapi/openapi3"
+	"go.yaml.in/yaml/v4"
+)
+
+// MaxDocumentSize bounds a document given to Load as bytes. GitHub's
+// published document, one of the largest there is, is about 13 MB; its
+// fully dereferenced form about 73 MB.
+const MaxDocumentSize = 64 << 20
+
+// Document is a loaded OpenAPI document, ready to be mapped to tools.
+type Document struct {
+	// Version is the document's own version field: "3.0.3", "3.1.0",
+	// "2.0" (a Swagger document, converted to OpenAPI 3.0 at load).
+	Version string
+	// ServerURL is the upstream the document names: the first servers
+	// entry with its variables at their defaults, or, for Swagger, the
+	// first scheme with host and basePath. It may be relative ("/api/v3"),
+	// meaning relative to where the document was served; "" when the
+	// document names none. A configured upstream takes its place.
+	ServerURL string
+
+	doc *openapi3.T
+}
+
+// Load parses an OpenAPI 3.0 or 3.1 or a Swagger 2.0 document, JSON or
+// YAML, and resolves its references. A reference to another file or a URL
+// is an error naming it; nothing is ever read but data.
+func Load(data []byte) (*Document, error) {
+	if len(data) > MaxDocumentSize {
+		return nil, fmt.Errorf("the document is %d bytes, more than the %d allowed", len(data), MaxDocumentSize)
+	}
+	version, err := documentVersion(data)
+	if err != nil {
+		return nil, err
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	// A custom reader owns the policy in kin-openapi: this one never reads.
+	loader.ReadFromURIFunc = func(_ *openapi3.Loader, location *url.URL) ([]byte, error) {
+		return nil, &openapi3.DisallowedExternalRefError{Ref: location.String()}
+	}
+
+	var doc *openapi3.T
+	switch {
+	case strings.HasPrefix(version, "2."):
+		doc, err = loadSwagger(data, loader)
+	case strings.HasPrefix(version, "3."):
+		doc, err = loader.LoadFromData(data)
+	default:
+		return nil, fmt.Errorf("unsupported document version %q (want OpenAPI 3.0 or 3.1, or Swagger 2.0)", version)
+	}
+	if err != nil {
+		return nil, loadError(err)
+	}
+	if doc.Paths == nil || doc.Paths.Len() == 0 {
+		return nil, fmt.Errorf("the document has no paths")
+	}
+	return &Document{Version: version, ServerURL: serverURL(doc), doc: doc}, nil
+}
+
+// documentVersion reads the openapi or swagger field, which tells a
+// document from any other JSON or YAML.
+func documentVersion(data []byte) (string, error) {
+	var head struct {
+		OpenAPI any `json:"openapi" yaml:"openapi"`
+		Swagger any `json:"swagger" yaml:"swagger"`
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	var err error
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		err = json.Unmarshal(trimmed, &head)
+	} else {
+		err = yaml.Unmarshal(data, &head)
+	}
+	if err != nil {
+		return "", fmt.Errorf("not an OpenAPI document: %v", err)
+	}
+	for _, field := range []struct {
+		name  string
+		value any
+	}{{"openapi", head.OpenAPI}, {"swagger", head.Swagger}} {
+		switch v := field.value.(type) {
+		case nil:
+		case string:
+			return v, nil
+		default:
+			// YAML reads swagger: 2.0 as a number.
+			return "", fmt.Errorf("the %s field must be a string such as \"3.0.3\", not %v", field.name, v)
+		}
+	}
+	return "", fmt.Errorf("not an OpenAPI document: it has neither an openapi nor a swagger field")
+}
+
+// loadSwagger converts a Swagger 2.0 document to OpenAPI 3.0.
+func loadSwagger(data []byte, loader *openapi3.Loader) (*openapi3.T, error) {
+	var doc2 openapi2.T
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		var tree any
+		if err := yaml.Unmarshal(data, &tree); err != nil {
+			return nil, err
+		}
+		var err error
+		if data, err = json.Marshal(tree); err != nil {
+			return nil, fmt.Errorf("the YAML has no JSON form: %v", err)
+		}
+	}
+	if err := json.Unmarshal(data, &doc2); err != nil {
+		return nil, err
+	}
+	return openapi2conv.ToV3WithLoader(&doc2, loader, nil)
+}
+
+// loadError says which reference was refused, in this package's words.
+func loadError(err error) error {
+	var ext *openapi3.DisallowedExternalRefError
+	if errors.As(err, &ext) {
+		return fmt.Errorf("external reference %q: only references within the document (#/...) are resolved, never another file or a URL", ext.Ref)
+	}
+	return fmt.Errorf("loading the document: %v", err)
+}
+
+// serverURL is the first server's URL with its variables at their
+// defaults.
+func serverURL(doc *openapi3.T) string {
+	if len(doc.Servers) == 0 || doc.Servers[0] == nil {
+		return ""
+	}
+	s := doc.Servers[0]
+	u := s.URL
+	for name, v := range s.Variables {
+		if v != nil {
+			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
+		}
+	}
+	return u
+}

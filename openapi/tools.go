@@ -1,0 +1,620 @@
+package openapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
+)
+
+// Tool is one operation of a document as a tool.
+type Tool struct {
+	// Name is the tool name: the rename, or the operationId made valid
+	// (letters, digits, '_' and '-', at most 64 characters, a short hash
+	// ending a cut one), or <method>_<path words>.
+	Name string
+	// Description is the describe text, or the summary and description.
+	Description string
+	// OperationID, Method and Path are the operation's, as the document
+	// writes them ("" for no operationId).
+	OperationID string
+	Method      string
+	Path        string
+	Annotations Annotations
+	// Header holds the fixed request headers the document implies: Accept
+	// from the media types of the 2xx responses, Content-Type when the
+	// body's is not the one its body mode sends. Definition.Header holds
+	// the same; a caller with headers of its own sets Definition.Header to
+	// upstream.MergeHeaders(its headers, Header).
+	Header http.Header
+	// Definition is the request a call becomes: Path is the template with
+	// argument names in its slots, InputSchema the whole schema of the
+	// arguments, Args place its properties (in, header name, wire name,
+	// nullable), OutputSchema the object schema of the first 2xx JSON
+	// response. upstream.NewOperation accepts it as it is.
+	Definition upstream.Definition
+}
+
+// Annotations are the MCP hints an operation's method implies; unset ones
+// are nil.
+type Annotations struct {
+	ReadOnly    *bool
+	Destructive *bool
+	Idempotent  *bool
+}
+
+// Skipped is an operation that could not become a tool.
+type Skipped struct {
+	OperationID string
+	Method      string
+	Path        string
+	Reason      string
+}
+
+// Result is what a document gave.
+type Result struct {
+	Tools []Tool
+	// Skipped are the selected operations that could not be mapped, with
+	// the reason of each.
+	Skipped []Skipped
+	// Operations counts the document's operations; Selected those the
+	// curation took (Tools and Skipped together).
+	Operations int
+	Selected   int
+}
+
+// methods are the operations of a path item in the order tools are made.
+var methods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+	http.MethodPatch, http.MethodDelete, http.MethodOptions, http.MethodTrace,
+}
+
+// Tools maps the operations c selects to tools, in the order of the
+// document's paths (sorted) and methods. An error is only a curation that
+// does not fit the document; an operation that cannot be mapped is in
+// Result.Skipped.
+func (d *Document) Tools(c Curation) (*Result, error) {
+	type entry struct {
+		method, path string
+		item         *openapi3.PathItem
+		op           *openapi3.Operation
+	}
+	var entries []entry
+	ids := make(map[string]bool)
+	for _, path := range d.doc.Paths.InMatchingOrder() {
+		item := d.doc.Paths.Value(path)
+		if item == nil {
+			continue
+		}
+		for _, method := range methods {
+			if op := item.GetOperation(method); op != nil {
+				entries = append(entries, entry{method, path, item, op})
+				if op.OperationID != "" {
+					ids[op.OperationID] = true
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+	if err := c.check(ids); err != nil {
+		return nil, err
+	}
+
+	res := &Result{Operations: len(entries)}
+	renamedTo := make(map[string]string, len(c.Rename)) // tool name -> operationId
+	for _, id := range sortedKeys(c.Rename) {
+		name := c.Rename[id]
+		if other, taken := renamedTo[name]; taken {
+			return nil, fmt.Errorf("rename %s: tool name %q is already given to %s", id, name, other)
+		}
+		renamedTo[name] = id
+	}
+	taken := make(map[string]bool)
+	for _, e := range entries {
+		if !c.selects(e.op.OperationID, e.method, e.path, e.op.Tags) {
+			continue
+		}
+		res.Selected++
+		name, renamed := c.Rename[e.op.OperationID]
+		if !renamed || e.op.OperationID == "" {
+			name = toolName(e.op.OperationID, e.method, e.path)
+			if taken[name] || renamedTo[name] != "" {
+				name = name[:min(len(name), maxToolName-9)] + "_" + shortHash(e.method+" "+e.path)
+			}
+		}
+		t, reason := mapOperation(name, e.method, e.path, e.item, e.op)
+		if reason != "" {
+			res.Skipped = append(res.Skipped, Skipped{OperationID: e.op.OperationID, Method: e.method, Path: e.path, Reason: reason})
+			continue
+		}
+		if text, ok := c.Describe[e.op.OperationID]; ok && e.op.OperationID != "" {
+			t.Description = text
+		}
+		taken[name] = true
+		res.Tools = append(res.Tools, *t)
+	}
+	return res, nil
+}
+
+// operationMapping is one operation's tool as it is built.
+type operationMapping struct {
+	method string
+	conv   *converter
+	props  map[string]any
+	req    []string
+	args   []upstream.Arg
+	used   map[string]bool // argument names
+	header http.Header
+	def    upstream.Definition
+}
+
+// mapOperation makes the tool of one operation, or says why it cannot.
+func mapOperation(name, method, path string, item *openapi3.PathItem, op *openapi3.Operation) (*Tool, string) {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		return nil, fmt.Sprintf("method %s is not one a tool can use", method)
+	}
+	m := &operationMapping{
+		method: method,
+		conv:   newConverter(request),
+		props:  make(map[string]any),
+		used:   make(map[string]bool),
+		header: make(http.Header),
+	}
+	params, reason := operationParameters(item, op)
+	if reason != "" {
+		return nil, reason
+	}
+	pathArgs := make(map[string]string) // wire name -> argument name
+	for _, p := range params {
+		argName, reason := m.parameter(p)
+		if reason != "" {
+			return nil, reason
+		}
+		if argName != "" && p.In == openapi3.ParameterInPath {
+			pathArgs[p.Name] = argName
+		}
+	}
+	template, reason := pathTemplate(path, pathArgs)
+	if reason != "" {
+		return nil, reason
+	}
+	if reason := m.body(op.RequestBody); reason != "" {
+		return nil, reason
+	}
+	output, accept := m.responses(op.Responses)
+
+	schema := map[string]any{"type": "object", "properties": m.props, "additionalProperties": false}
+	if len(m.req) > 0 {
+		schema["required"] = m.req
+	}
+	input, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Sprintf("the input schema has no JSON form: %v", err)
+	}
+	if accept != "" {
+		m.header.Set("Accept", accept)
+	}
+	def := m.def
+	def.Name, def.Method, def.Path = name, method, template
+	def.Args, def.InputSchema = m.args, input
+	if output != nil {
+		if def.OutputSchema, err = json.Marshal(output); err != nil {
+			return nil, fmt.Sprintf("the output schema has no JSON form: %v", err)
+		}
+	}
+	def.Header = upstream.MergeHeaders(nil, m.header)
+	// The upstream package is the judge of what it can send: a tool it
+	// refuses is skipped with its reason rather than left to fail a load.
+	if _, err := upstream.NewOperation(def); err != nil {
+		return nil, err.Error()
+	}
+	return &Tool{
+		Name:        name,
+		Description: description(op, method, path),
+		OperationID: op.OperationID,
+		Method:      method,
+		Path:        path,
+		Annotations: methodAnnotations(method),
+		Header:      m.header,
+		Definition:  def,
+	}, ""
+}
+
+// operationParameters are the path item's parameters with the
+// operation's replacing those of the same name and place.
+func operationParameters(item *openapi3.PathItem, op *openapi3.Operation) ([]*openapi3.Parameter, string) {
+	var out []*openapi3.Parameter
+	index := make(map[string]int)
+	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+		for _, ref := range list {
+			if ref == nil || ref.Value == nil {
+				return nil, "a parameter has no definition"
+			}
+			p := ref.Value
+			key := p.In + " " + p.Name
+			if i, ok := index[key]; ok {
+				out[i] = p
+				continue
+			}
+			index[key] = len(out)
+			out = append(out, p)
+		}
+	}
+	return out, ""
+}
+
+// parameter adds a path, query or header parameter as an argument and
+// returns its name; "" with no reason for one that is not sent.
+func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
+	switch p.In {
+	case openapi3.ParameterInPath, openapi3.ParameterInQuery, openapi3.ParameterInHeader:
+	case openapi3.ParameterInCookie:
+		return "", fmt.Sprintf("cookie parameter %q: cookies are not sent", p.Name)
+	default:
+		return "", fmt.Sprintf("parameter %q is in %q, not in a path, query or header", p.Name, p.In)
+	}
+	if p.Name == "" {
+		return "", fmt.Sprintf("a %s parameter has no name", p.In)
+	}
+	if p.In == openapi3.ParameterInHeader {
+		// OpenAPI: these header parameters are ignored; the media types
+		// and the security schemes say what goes there.
+		switch http.CanonicalHeaderKey(p.Name) {
+		case "Accept", "Content-Type", "Authorization":
+			return "", ""
+		}
+	}
+	if p.Schema == nil || p.Schema.Value == nil {
+		return "", fmt.Sprintf("%s parameter %q is described by content, not a schema", p.In, p.Name)
+	}
+	s := p.Schema.Value
+	base := baseType(s)
+	if reason := sendable(p, s, base); reason != "" {
+		return "", reason
+	}
+
+	name := m.claim(argName(p.Name))
+	prop := m.conv.convert(p.Schema)
+	if p.Description != "" {
+		prop["description"] = p.Description
+	}
+	if p.Deprecated {
+		prop["deprecated"] = true
+	}
+	m.props[name] = prop
+	if p.Required || p.In == openapi3.ParameterInPath {
+		m.req = append(m.req, name)
+	}
+	a := upstream.Arg{Name: name, Nullable: nullable(s)}
+	switch p.In {
+	case openapi3.ParameterInPath:
+		a.In = upstream.InPath // the path template is rewritten to this name
+	case openapi3.ParameterInQuery:
+		a.In = upstream.InQuery
+		if name != p.Name {
+			a.WireName = p.Name
+		}
+	case openapi3.ParameterInHeader:
+		a.In, a.HeaderName = upstream.InHeader, p.Name
+	}
+	m.args = append(m.args, a)
+	return name, ""
+}
+
+// sendable says why the request building cannot send a parameter as the
+// document says it is sent, or "" when it can. It sends a scalar in the
+// path, the query or a header, and an array of scalars in the query as
+// the key repeated (style form, explode true: OpenAPI's default for a
+// query).
+func sendable(p *openapi3.Parameter, s *openapi3.Schema, base string) string {
+	style := p.Style
+	explode := p.Explode == nil || *p.Explode
+	switch p.In {
+	case openapi3.ParameterInPath, openapi3.ParameterInHeader:
+		if style != "" && style != openapi3.SerializationSimple {
+			return fmt.Sprintf("%s parameter %q: style %s is not sent", p.In, p.Name, style)
+		}
+		if base == "array" || base == "object" {
+			return fmt.Sprintf("%s parameter %q is an %s; only scalars are sent in the %s", p.In, p.Name, base, p.In)
+		}
+	case openapi3.ParameterInQuery:
+		if style == "" {
+			style = openapi3.SerializationForm
+		}
+		if p.Explode == nil {
+			explode = style == openapi3.SerializationForm
+		}
+		switch base {
+		case "array":
+			if style != openapi3.SerializationForm || !explode {
+				return fmt.Sprintf("query parameter %q: an array in style %s with explode %v is not sent (arrays go as the key repeated: style form, explode true)", p.Name, style, explode)
+			}
+			if s.Items != nil && s.Items.Value != nil {
+				if item := baseType(s.Items.Value); item == "array" || item == "object" {
+					return fmt.Sprintf("query parameter %q: an array of %ss is not sent", p.Name, item)
+				}
+			}
+		case "object":
+			return fmt.Sprintf("query parameter %q: an object in style %s with explode %v is not sent (objects go in a query only as JSON text)", p.Name, style, explode)
+		}
+	}
+	return ""
+}
+
+// claim returns name, or name with a number added when an argument of the
+// operation already has it.
+func (m *operationMapping) claim(name string) string {
+	if !m.used[name] {
+		m.used[name] = true
+		return name
+	}
+	for i := 2; ; i++ {
+		suffix := "_" + strconv.Itoa(i)
+		n := name[:min(len(name), maxArgName-len(suffix))] + suffix
+		if !m.used[n] {
+			m.used[n] = true
+			return n
+		}
+	}
+}
+
+// pathTemplate rewrites the document's path with argument names in its
+// slots; every slot must be a declared path parameter and every path
+// parameter a slot.
+func pathTemplate(path string, args map[string]string) (string, string) {
+	if !strings.HasPrefix(path, "/") {
+		return "", fmt.Sprintf("path %q does not start with /", path)
+	}
+	var b strings.Builder
+	seen := make(map[string]bool)
+	rest := path
+	for {
+		open := strings.IndexAny(rest, "{}\\")
+		if open < 0 {
+			b.WriteString(rest)
+			break
+		}
+		if rest[open] != '{' {
+			return "", fmt.Sprintf("path %q: a %q outside a {parameter}", path, rest[open])
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return "", fmt.Sprintf("path %q: unclosed '{'", path)
+		}
+		wire := rest[open+1 : open+end]
+		name, ok := args[wire]
+		if !ok {
+			return "", fmt.Sprintf("path %q: {%s} is not a declared path parameter", path, wire)
+		}
+		seen[wire] = true
+		b.WriteString(rest[:open])
+		b.WriteString("{" + name + "}")
+		rest = rest[open+end+1:]
+	}
+	for _, wire := range sortedKeys(args) {
+		if !seen[wire] {
+			return "", fmt.Sprintf("path parameter %q is not in the path %s", wire, path)
+		}
+	}
+	return b.String(), ""
+}
+
+// body adds the request body: a JSON object's properties as arguments, a
+// URL-encoded form's likewise, any other JSON as the one argument body.
+func (m *operationMapping) body(ref *openapi3.RequestBodyRef) string {
+	if ref == nil {
+		return ""
+	}
+	if ref.Value == nil {
+		return "the request body has no definition"
+	}
+	rb := ref.Value
+	if len(rb.Content) == 0 {
+		return ""
+	}
+	mediaType, mt, form := bodyMediaType(rb.Content)
+	if mt == nil {
+		return fmt.Sprintf("request body %s is not sent (only JSON and URL-encoded forms are)", strings.Join(sortedKeys(rb.Content), ", "))
+	}
+	if reason := m.contentType(mediaType, form); reason != "" {
+		return reason
+	}
+	var s *openapi3.Schema
+	if mt.Schema != nil {
+		s = mt.Schema.Value
+	}
+	if form {
+		m.def.Body = upstream.BodyForm
+		if s == nil || len(s.Properties) == 0 {
+			return fmt.Sprintf("request body %s has no properties to send", mediaType)
+		}
+		for _, prop := range sortedKeys(s.Properties) {
+			if p := s.Properties[prop]; p != nil && p.Value != nil {
+				if base := baseType(p.Value); base == "object" || base == "array" && p.Value.Items != nil && p.Value.Items.Value != nil && baseType(p.Value.Items.Value) == "object" {
+					return fmt.Sprintf("form property %q is an object; a form body sends only scalars and arrays of them", prop)
+				}
+			}
+		}
+		m.bodyProperties(s)
+		return ""
+	}
+	if s != nil && isPlainObject(s) {
+		m.def.Body = upstream.BodyJSON
+		m.bodyProperties(s)
+		return ""
+	}
+	name := m.claim("body")
+	prop := m.conv.convert(mt.Schema)
+	if rb.Description != "" {
+		prop["description"] = rb.Description
+	}
+	m.props[name] = prop
+	if rb.Required {
+		m.req = append(m.req, name)
+	}
+	m.args = append(m.args, upstream.Arg{Name: name, In: upstream.InBody, Nullable: s != nil && nullable(s)})
+	m.def.Body, m.def.BodyArg = upstream.BodyArg, name
+	return ""
+}
+
+// isPlainObject reports whether s is an object schema whose properties
+// can stand as arguments: declared properties, no composition, not null.
+func isPlainObject(s *openapi3.Schema) bool {
+	base := baseType(s)
+	return (base == "object" || base == "" && s.Type == nil) && len(s.Properties) > 0 &&
+		len(s.AllOf) == 0 && len(s.AnyOf) == 0 && len(s.OneOf) == 0 && s.Not == nil && !nullable(s)
+}
+
+// bodyProperties adds the properties of a body object as body arguments;
+// one whose name an argument already has becomes body_<name>.
+func (m *operationMapping) bodyProperties(s *openapi3.Schema) {
+	for _, wire := range sortedKeys(s.Properties) {
+		ref := s.Properties[wire]
+		if m.conv.leftOut(ref) {
+			continue
+		}
+		name := argName(wire)
+		if m.used[name] {
+			name = argName("body_" + wire)
+		}
+		name = m.claim(name)
+		m.props[name] = m.conv.convert(ref)
+		if slices.Contains(s.Required, wire) {
+			m.req = append(m.req, name)
+		}
+		a := upstream.Arg{Name: name, In: upstream.InBody}
+		if name != wire {
+			a.WireName = wire
+		}
+		if ref != nil && ref.Value != nil {
+			a.Nullable = nullable(ref.Value)
+		}
+		m.args = append(m.args, a)
+	}
+}
+
+// bodyMediaType picks the body's media type: application/json, another
+// JSON type, or a URL-encoded form, in that order.
+func bodyMediaType(content openapi3.Content) (string, *openapi3.MediaType, bool) {
+	keys := sortedKeys(content)
+	for _, pass := range []func(string) bool{
+		func(t string) bool { return t == "application/json" },
+		isJSON,
+		func(t string) bool { return t == "application/x-www-form-urlencoded" },
+	} {
+		for _, k := range keys {
+			if t, _, err := mime.ParseMediaType(k); err == nil && pass(t) && content[k] != nil {
+				return k, content[k], t == "application/x-www-form-urlencoded"
+			}
+		}
+	}
+	return "", nil, false
+}
+
+func isJSON(mediaType string) bool {
+	return mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
+}
+
+// contentType sets the Content-Type header when the body's media type is
+// not the one the body mode sends.
+func (m *operationMapping) contentType(mediaType string, form bool) string {
+	want := "application/json"
+	if form {
+		want = "application/x-www-form-urlencoded"
+	}
+	if mediaType == want {
+		return ""
+	}
+	if !headerSafe(mediaType) {
+		return fmt.Sprintf("request body media type %q cannot be sent as a header", mediaType)
+	}
+	m.header.Set("Content-Type", mediaType)
+	return ""
+}
+
+// responses returns the output schema (the object schema of the first
+// 2xx JSON response) and the Accept header (the 2xx media types).
+func (m *operationMapping) responses(responses *openapi3.Responses) (map[string]any, string) {
+	if responses == nil {
+		return nil, ""
+	}
+	var codes []string
+	for _, code := range responses.Keys() {
+		if len(code) == 3 && code[0] == '2' {
+			codes = append(codes, code)
+		}
+	}
+	slices.SortFunc(codes, func(a, b string) int {
+		// 2XX is the range, after every code in it.
+		return strings.Compare(strings.ToUpper(strings.ReplaceAll(a, "X", "~")), strings.ToUpper(strings.ReplaceAll(b, "X", "~")))
+	})
+	var output map[string]any
+	var accept []string
+	first := true
+	for _, code := range codes {
+		ref := responses.Value(code)
+		if ref == nil || ref.Value == nil {
+			continue
+		}
+		for _, k := range sortedKeys(ref.Value.Content) {
+			t, _, err := mime.ParseMediaType(k)
+			if err != nil || !headerSafe(k) || slices.Contains(accept, k) {
+				continue
+			}
+			accept = append(accept, k)
+			mt := ref.Value.Content[k]
+			if first && isJSON(t) && mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
+				if s := mt.Schema.Value; baseType(s) == "object" && !nullable(s) {
+					output = newConverter(response).convert(mt.Schema)
+				}
+			}
+		}
+		if len(ref.Value.Content) > 0 {
+			first = false
+		}
+	}
+	return output, strings.Join(accept, ", ")
+}
+
+// headerSafe reports whether a media type from the document can be sent
+// as a fixed header: a valid header value, with nothing a placeholder
+// could read.
+func headerSafe(v string) bool {
+	return v != "" && !strings.ContainsAny(v, "{}\r\n\x00") && strings.TrimSpace(v) == v
+}
+
+func description(op *openapi3.Operation, method, path string) string {
+	summary, desc := strings.TrimSpace(op.Summary), strings.TrimSpace(op.Description)
+	switch {
+	case summary != "" && desc != "" && !strings.HasPrefix(desc, summary):
+		return summary + "\n\n" + desc
+	case desc != "":
+		return desc
+	case summary != "":
+		return summary
+	}
+	return method + " " + path
+}
+
+func methodAnnotations(method string) Annotations {
+	yes := func() *bool { v := true; return &v }
+	var a Annotations
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		a.ReadOnly = yes()
+	case http.MethodDelete:
+		a.Destructive, a.Idempotent = yes(), yes()
+	case http.MethodPut:
+		a.Idempotent = yes()
+	}
+	return a
+}
