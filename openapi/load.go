@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi2"
@@ -18,6 +19,10 @@ import (
 // published document, one of the largest there is, is about 13 MB; its
 // fully dereferenced form about 73 MB.
 const MaxDocumentSize = 64 << 20
+
+// MaxOperations bounds the operations of one document: GitHub's, one of
+// the largest APIs, has about 1,200.
+const MaxOperations = 10000
 
 // Document is a loaded OpenAPI document, ready to be mapped to tools.
 type Document struct {
@@ -41,7 +46,7 @@ func Load(data []byte) (*Document, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, fmt.Errorf("the document is %d bytes, more than the %d allowed", len(data), MaxDocumentSize)
 	}
-	version, err := documentVersion(data)
+	version, err := documentHead(data)
 	if err != nil {
 		return nil, err
 	}
@@ -64,28 +69,47 @@ func Load(data []byte) (*Document, error) {
 	if err != nil {
 		return nil, loadError(err)
 	}
+	if err := refCycle(doc.Components); err != nil {
+		return nil, err
+	}
 	if doc.Paths == nil || doc.Paths.Len() == 0 {
 		return nil, fmt.Errorf("the document has no paths")
 	}
 	return &Document{Version: version, ServerURL: serverURL(doc), doc: doc}, nil
 }
 
-// documentVersion reads the openapi or swagger field, which tells a
-// document from any other JSON or YAML.
-func documentVersion(data []byte) (string, error) {
+// documentHead reads the openapi or swagger field, which tells a
+// document from any other JSON or YAML, and counts the operations, so
+// that a document with too many is refused before the costly parse.
+func documentHead(data []byte) (string, error) {
 	var head struct {
 		OpenAPI any `json:"openapi" yaml:"openapi"`
 		Swagger any `json:"swagger" yaml:"swagger"`
 	}
-	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	var paths struct {
+		JSON map[string]map[string]json.RawMessage `json:"paths"`
+		YAML map[string]map[string]yaml.Node       `yaml:"paths"`
+	}
 	var err error
-	if len(trimmed) > 0 && trimmed[0] == '{' {
-		err = json.Unmarshal(trimmed, &head)
-	} else {
-		err = yaml.Unmarshal(data, &head)
+	if isJSONText(data) {
+		if err = json.Unmarshal(data, &head); err == nil {
+			err = json.Unmarshal(data, &paths)
+		}
+	} else if err = yaml.Unmarshal(data, &head); err == nil {
+		err = yaml.Unmarshal(data, &paths)
 	}
 	if err != nil {
 		return "", fmt.Errorf("not an OpenAPI document: %v", err)
+	}
+	ops := 0
+	for _, item := range paths.JSON {
+		ops += countOperations(item)
+	}
+	for _, item := range paths.YAML {
+		ops += countOperations(item)
+	}
+	if ops > MaxOperations {
+		return "", fmt.Errorf("the document has %d operations, more than the %d allowed", ops, MaxOperations)
 	}
 	for _, field := range []struct {
 		name  string
@@ -103,11 +127,27 @@ func documentVersion(data []byte) (string, error) {
 	return "", fmt.Errorf("not an OpenAPI document: it has neither an openapi nor a swagger field")
 }
 
+func countOperations[V any](item map[string]V) int {
+	n := 0
+	for key := range item {
+		if slices.Contains(methods, strings.ToUpper(key)) {
+			n++
+		}
+	}
+	return n
+}
+
+// isJSONText reports whether data is JSON rather than YAML, as its first
+// byte tells.
+func isJSONText(data []byte) bool {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}
+
 // loadSwagger converts a Swagger 2.0 document to OpenAPI 3.0.
 func loadSwagger(data []byte, loader *openapi3.Loader) (*openapi3.T, error) {
 	var doc2 openapi2.T
-	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if !isJSONText(data) {
 		var tree any
 		if err := yaml.Unmarshal(data, &tree); err != nil {
 			return nil, err
@@ -146,4 +186,51 @@ func serverURL(doc *openapi3.T) string {
 		}
 	}
 	return u
+}
+
+// refCycle reports a component that is a reference to itself through
+// references alone (A: $ref B, B: $ref A), which defines nothing. A schema
+// that holds itself among its properties or items is recursive, not a
+// cycle, and fine.
+func refCycle(c *openapi3.Components) error {
+	if c == nil {
+		return nil
+	}
+	kinds := []struct {
+		prefix string
+		refs   map[string]string // component name -> the $ref it is
+	}{
+		{"#/components/schemas/", refsOf(c.Schemas, func(r *openapi3.SchemaRef) string { return r.Ref })},
+		{"#/components/parameters/", refsOf(c.Parameters, func(r *openapi3.ParameterRef) string { return r.Ref })},
+		{"#/components/requestBodies/", refsOf(c.RequestBodies, func(r *openapi3.RequestBodyRef) string { return r.Ref })},
+		{"#/components/responses/", refsOf(c.Responses, func(r *openapi3.ResponseRef) string { return r.Ref })},
+		{"#/components/headers/", refsOf(c.Headers, func(r *openapi3.HeaderRef) string { return r.Ref })},
+	}
+	for _, kind := range kinds {
+		for _, start := range sortedKeys(kind.refs) {
+			chain := []string{kind.prefix + start}
+			for name := start; ; {
+				next, ok := strings.CutPrefix(kind.refs[name], kind.prefix)
+				if !ok {
+					break
+				}
+				chain = append(chain, kind.prefix+next)
+				if slices.Contains(chain[:len(chain)-1], kind.prefix+next) {
+					return fmt.Errorf("reference cycle: %s", strings.Join(chain, " -> "))
+				}
+				name = next
+			}
+		}
+	}
+	return nil
+}
+
+func refsOf[R any](m map[string]*R, ref func(*R) string) map[string]string {
+	out := make(map[string]string)
+	for name, r := range m {
+		if r != nil && ref(r) != "" {
+			out[name] = ref(r)
+		}
+	}
+	return out
 }

@@ -14,9 +14,13 @@ const (
 	// maxSchemaDepth is how deep a schema is written out; deeper, a
 	// subschema is {}.
 	maxSchemaDepth = 24
-	// maxSchemaNodes is how many subschemas one tool's schema (input or
-	// output) may write out; past that, the rest are {}.
-	maxSchemaNodes = 4000
+	// maxInputNodes is how many subschemas one tool's input schema may
+	// write out; past that, the rest are {}.
+	maxInputNodes = 4000
+	// maxOutputNodes does the same for an output schema, which only
+	// checks answers: GitHub's would be ten times the size of its input
+	// schemas, and compiling them most of the load.
+	maxOutputNodes = 1000
 )
 
 // direction says which side of the exchange a schema describes:
@@ -32,14 +36,20 @@ const (
 // converter turns kin-openapi schemas into JSON Schema (draft 2020-12)
 // values ready for encoding/json.
 type converter struct {
-	dir   direction
+	dir direction
+	// nodes counts down the subschemas left to write out.
 	nodes int
 	// path holds the schemas being written out, outermost first: meeting
 	// one of them again is a cycle, written as {}.
 	path []*openapi3.Schema
 }
 
-func newConverter(dir direction) *converter { return &converter{dir: dir} }
+func newConverter(dir direction) *converter {
+	if dir == request {
+		return &converter{dir: dir, nodes: maxInputNodes}
+	}
+	return &converter{dir: dir, nodes: maxOutputNodes}
+}
 
 // convert returns ref as JSON Schema; a nil ref is {}.
 func (c *converter) convert(ref *openapi3.SchemaRef) map[string]any {
@@ -47,10 +57,10 @@ func (c *converter) convert(ref *openapi3.SchemaRef) map[string]any {
 		return map[string]any{}
 	}
 	s := ref.Value
-	if len(c.path) >= maxSchemaDepth || c.nodes >= maxSchemaNodes || slices.Contains(c.path, s) {
+	if len(c.path) >= maxSchemaDepth || c.nodes <= 0 || slices.Contains(c.path, s) {
 		return map[string]any{}
 	}
-	c.nodes++
+	c.nodes--
 	c.path = append(c.path, s)
 	defer func() { c.path = c.path[:len(c.path)-1] }()
 

@@ -1,0 +1,160 @@
+package openapi
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadRealDocuments(t *testing.T) {
+	tests := []struct {
+		name, version, server string
+		data                  func(testing.TB) []byte
+		paths                 int
+	}{
+		{"github 3.0", "3.0.3", "https://api.github.com", doc(githubDocument), 800},
+		{"github 3.1 form", "3.1.0", "https://api.github.com", githubDocument31, 800},
+		{"petstore 3.0", "3.0.0", "http://petstore.swagger.io/v2", doc(petstore30), 14},
+		{"petstore 3.1", "3.1.0", "http://petstore.swagger.io/v2", doc(petstore31), 14},
+		{"petstore 3.1 yaml", "3.1.0", "http://petstore.swagger.io/v2", doc(petstore31YAML), 14},
+		{"train travel 3.1", "3.1.0", "https://api.example.com", doc(trainTravel31), 5},
+		{"swagger 2.0", "2.0", "http://petstore.swagger.io/v2", doc(swaggerPetstore), 14},
+		{"swagger 2.0 yaml", "2.0", "http://petstore.swagger.io/v2", doc(swaggerYAML), 14},
+		{"circular schemas", "3.0.3", "https://httpbin.org/", doc(circular30), 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Load(tt.data(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Version != tt.version || d.ServerURL != tt.server {
+				t.Errorf("version %q, server %q; want %q, %q", d.Version, d.ServerURL, tt.version, tt.server)
+			}
+			if n := d.doc.Paths.Len(); n < tt.paths {
+				t.Errorf("%d paths, want at least %d", n, tt.paths)
+			}
+		})
+	}
+}
+
+func doc(name string) func(testing.TB) []byte {
+	return func(tb testing.TB) []byte { return document(tb, name) }
+}
+
+func TestLoadServerURL(t *testing.T) {
+	tests := []struct{ name, doc, want string }{
+		{"variables at their defaults", `{"openapi":"3.0.3","info":{"title":"t","version":"1"},
+			"servers":[{"url":"https://{region}.example.com/{base}","variables":{"region":{"default":"eu"},"base":{"default":"v2"}}},{"url":"https://other.example"}],
+			"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}}}}`, "https://eu.example.com/v2"},
+		{"relative", `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"servers":[{"url":"/api/v3"}],
+			"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}}}}`, "/api/v3"},
+		{"none", `{"openapi":"3.1.0","info":{"title":"t","version":"1"},
+			"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}}}}`, ""},
+		{"swagger host, basePath and first scheme", `{"swagger":"2.0","info":{"title":"t","version":"1"},"host":"api.example.com:8443","basePath":"/v1","schemes":["https","http"],
+			"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}}}}`, "https://api.example.com:8443/v1"},
+		{"swagger basePath alone", `{"swagger":"2.0","info":{"title":"t","version":"1"},"basePath":"/v1",
+			"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}}}}`, "/v1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Load([]byte(tt.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.ServerURL != tt.want {
+				t.Errorf("server %q, want %q", d.ServerURL, tt.want)
+			}
+		})
+	}
+}
+
+// minimal is a document with one operation and what extra adds at the top.
+func minimal(extra string) string {
+	return `{"openapi":"3.0.3","info":{"title":"t","version":"1"},` + extra + `"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}}}}`
+}
+
+func TestLoadRefuses(t *testing.T) {
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"not OpenAPI JSON", `{"name":"a package.json","version":"1.0.0"}`, "not an OpenAPI document: it has neither an openapi nor a swagger field"},
+		{"HTML", "<!doctype html><html><body>Not found</body></html>", "not an OpenAPI document"},
+		{"invalid YAML", "openapi: 3.0.3\ninfo: [unclosed\n  title: t", "not an OpenAPI document"},
+		{"invalid JSON", `{"openapi":"3.0.3",`, "not an OpenAPI document"},
+		{"empty", "", "not an OpenAPI document"},
+		{"YAML number version", "swagger: 2.0\ninfo: {title: t, version: '1'}\npaths: {}\n", `the swagger field must be a string such as "3.0.3", not 2`},
+		{"unknown version", `{"openapi":"4.0.0","paths":{}}`, `unsupported document version "4.0.0"`},
+		{"no paths", `{"openapi":"3.1.0","info":{"title":"t","version":"1"}}`, "the document has no paths"},
+		{"reference to another file", `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok",
+			"content":{"application/json":{"schema":{"$ref":"other.yaml#/components/schemas/Pet"}}}}}}}}}`, `external reference "other.yaml`},
+		{"reference to a URL", `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"parameters":[{"$ref":"https://example.com/params.json#/limit"}],
+			"responses":{"200":{"description":"ok"}}}}}}`, `external reference "https://example.com/params.json`},
+		{"swagger reference to a URL", `{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok",
+			"schema":{"$ref":"http://127.0.0.1:1/pet.json"}}}}}}}`, `external reference "http://127.0.0.1:1/pet.json`},
+		{"reference to nothing", `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok",
+			"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Missing"}}}}}}}}}`, "loading the document"},
+		{"reference cycle", `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"components":{"schemas":{
+			"A":{"$ref":"#/components/schemas/B"},"B":{"$ref":"#/components/schemas/A"}}},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok",
+			"content":{"application/json":{"schema":{"$ref":"#/components/schemas/A"}}}}}}}}}`, "reference cycle: #/components/schemas/A -> #/components/schemas/B -> #/components/schemas/A"},
+		{"parameter reference cycle", `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"components":{"parameters":{
+			"A":{"$ref":"#/components/parameters/B"},"B":{"$ref":"#/components/parameters/A"}}},"paths":{"/a":{"get":{"parameters":[{"$ref":"#/components/parameters/A"}],
+			"responses":{"200":{"description":"ok"}}}}}}`, "reference cycle: #/components/parameters/A -> #/components/parameters/B -> #/components/parameters/A"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Load([]byte(tt.doc))
+			if err == nil {
+				t.Fatalf("loaded, want an error with %q; tools: %v", tt.want, tools(t, d))
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want one with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func tools(t *testing.T, d *Document) []string {
+	r, err := d.Tools(Curation{})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var names []string
+	for _, tl := range r.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func TestLoadSizeBound(t *testing.T) {
+	// 20 MB of description: loaded, since bytes may be up to MaxDocumentSize.
+	big := minimal(`"x-padding":"` + strings.Repeat("a", 20<<20) + `",`)
+	if _, err := Load([]byte(big)); err != nil {
+		t.Errorf("a 20 MB document: %v", err)
+	}
+	huge := minimal(`"x-padding":"` + strings.Repeat("a", MaxDocumentSize) + `",`)
+	_, err := Load([]byte(huge))
+	if want := "more than the 67108864 allowed"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a document past MaxDocumentSize: error %v, want one with %q", err, want)
+	}
+}
+
+func TestLoadTooManyOperations(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{`)
+	const n = 100_000
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"/p%d":{"get":{"operationId":"op%d","responses":{"200":{"description":"ok"}}}}`, i, i)
+	}
+	b.WriteString(`}}`)
+	start := time.Now()
+	_, err := Load([]byte(b.String()))
+	if want := "the document has 100000 operations, more than the 10000 allowed"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	t.Logf("%d operations (%d bytes) refused in %s", n, b.Len(), time.Since(start).Round(time.Millisecond))
+}
