@@ -95,6 +95,12 @@ func (c *converter) convert(ref *openapi3.SchemaRef) map[string]any {
 	if s.Deprecated {
 		out["deprecated"] = true
 	}
+	if s.ReadOnly {
+		out["readOnly"] = true
+	}
+	if s.WriteOnly {
+		out["writeOnly"] = true
+	}
 
 	// Numbers. OpenAPI 3.0 writes an exclusive bound as a flag beside
 	// minimum or maximum; JSON Schema 2020-12 as the bound itself.
@@ -186,6 +192,11 @@ func (c *converter) convert(ref *openapi3.SchemaRef) map[string]any {
 	if s.Not != nil {
 		out["not"] = c.convert(s.Not)
 	}
+	if s.Nullable && len(schemaTypes(s)) == 0 && (len(s.AllOf) > 0 || len(s.AnyOf) > 0 || len(s.OneOf) > 0) {
+		// OpenAPI 3.0's nullable beside a composition and no type: null,
+		// or what the composition says.
+		return map[string]any{"anyOf": []any{out, map[string]any{"type": "null"}}}
+	}
 	return out
 }
 
@@ -238,9 +249,18 @@ func schemaTypes(s *openapi3.Schema) []string {
 }
 
 // nullable reports whether null is a valid value of s: OpenAPI 3.0's
-// nullable, or 3.1's "null" among the types.
+// nullable, or 3.1's "null" among the types or as one of the anyOf or
+// oneOf schemas.
 func nullable(s *openapi3.Schema) bool {
-	return s.Nullable || (s.Type != nil && slices.Contains(s.Type.Slice(), "null"))
+	if s.Nullable || (s.Type != nil && slices.Contains(s.Type.Slice(), "null")) {
+		return true
+	}
+	for _, alt := range slices.Concat(s.AnyOf, s.OneOf) {
+		if alt != nil && alt.Value != nil && alt.Value.Type != nil && alt.Value.Type.Is("null") {
+			return true
+		}
+	}
+	return false
 }
 
 // baseType is the one type s has besides null, or "" when it has none or

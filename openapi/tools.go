@@ -211,6 +211,9 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 			return nil, fmt.Sprintf("the output schema has no JSON form: %v", err)
 		}
 	}
+	if len(m.header) == 0 {
+		m.header = nil
+	}
 	def.Header = upstream.MergeHeaders(nil, m.header)
 	// The upstream package is the judge of what it can send: a tool it
 	// refuses is skipped with its reason rather than left to fail a load.
@@ -477,6 +480,10 @@ func isPlainObject(s *openapi3.Schema) bool {
 // bodyProperties adds the properties of a body object as body arguments;
 // one whose name an argument already has becomes body_<name>.
 func (m *operationMapping) bodyProperties(s *openapi3.Schema) {
+	// The body is the outermost schema: a property that refers back to
+	// it is the cycle.
+	m.conv.path = append(m.conv.path, s)
+	defer func() { m.conv.path = m.conv.path[:len(m.conv.path)-1] }()
 	for _, wire := range sortedKeys(s.Properties) {
 		ref := s.Properties[wire]
 		if m.conv.leftOut(ref) {
@@ -503,13 +510,16 @@ func (m *operationMapping) bodyProperties(s *openapi3.Schema) {
 }
 
 // bodyMediaType picks the body's media type: application/json, another
-// JSON type, or a URL-encoded form, in that order.
+// JSON type, a URL-encoded form, or any type (*/*, application/*: what
+// Swagger 2.0 documents without consumes give), sent as JSON, in that
+// order.
 func bodyMediaType(content openapi3.Content) (string, *openapi3.MediaType, bool) {
 	keys := sortedKeys(content)
 	for _, pass := range []func(string) bool{
 		func(t string) bool { return t == "application/json" },
 		isJSON,
 		func(t string) bool { return t == "application/x-www-form-urlencoded" },
+		isWildcard,
 	} {
 		for _, k := range keys {
 			if t, _, err := mime.ParseMediaType(k); err == nil && pass(t) && content[k] != nil {
@@ -518,6 +528,10 @@ func bodyMediaType(content openapi3.Content) (string, *openapi3.MediaType, bool)
 		}
 	}
 	return "", nil, false
+}
+
+func isWildcard(mediaType string) bool {
+	return mediaType == "*/*" || mediaType == "application/*"
 }
 
 func isJSON(mediaType string) bool {
@@ -531,8 +545,10 @@ func (m *operationMapping) contentType(mediaType string, form bool) string {
 	if form {
 		want = "application/x-www-form-urlencoded"
 	}
-	if mediaType == want {
-		return ""
+	if t, _, _ := mime.ParseMediaType(mediaType); t == want || isWildcard(t) {
+		if t == mediaType || isWildcard(t) {
+			return ""
+		}
 	}
 	if !headerSafe(mediaType) {
 		return fmt.Sprintf("request body media type %q cannot be sent as a header", mediaType)
@@ -582,7 +598,23 @@ func (m *operationMapping) responses(responses *openapi3.Responses) (map[string]
 			first = false
 		}
 	}
+	// JSON first: it is what results map best.
+	slices.SortStableFunc(accept, func(a, b string) int {
+		ja, jb := isJSONMediaType(a), isJSONMediaType(b)
+		switch {
+		case ja && !jb:
+			return -1
+		case jb && !ja:
+			return 1
+		}
+		return 0
+	})
 	return output, strings.Join(accept, ", ")
+}
+
+func isJSONMediaType(v string) bool {
+	t, _, err := mime.ParseMediaType(v)
+	return err == nil && isJSON(t)
 }
 
 // headerSafe reports whether a media type from the document can be sent

@@ -1,0 +1,483 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// golden is what the golden files hold of one document: the tools of a
+// fixed selection of operations, and the operations of it skipped.
+type golden struct {
+	Tools   []Tool    `json:"tools"`
+	Skipped []Skipped `json:"skipped"`
+}
+
+func TestToolsGolden(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    func(testing.TB) []byte
+		include []string
+	}{
+		{"github", doc(githubDocument), []string{
+			"repos/get",                        // path parameters
+			"issues/list-for-repo",             // query parameters with enums and defaults
+			"search/repos",                     // required query, output schema
+			"issues/create",                    // JSON body properties, oneOf, nullable
+			"gists/update",                     // PATCH, nullable body
+			"actions/update-repo-variable",     // a body property clashing with a path parameter
+			"enterprise-team-memberships/get",  // a path parameter named enterprise-team
+			"repos/delete",                     // DELETE
+			"markdown/render",                  // a text/html answer
+			"meta/get-octocat",                 // a media type of GitHub's own
+			"markdown/render-raw",              // skipped: a text/plain body
+			"repos/upload-release-asset",       // skipped: an octet-stream body
+			"activity/mark-notifications-as-read", // PUT
+		}},
+		{"github-3.1", githubDocument31, []string{"issues/create", "gists/update", "repos/get"}},
+		{"petstore-3.0", doc(petstore30), []string{"findPetsByStatus", "getPetById", "deletePet", "addPet", "updatePetWithForm", "uploadFile", "loginUser"}},
+		{"petstore-3.1", doc(petstore31), []string{"findPetsByStatus", "updatePetWithForm", "uploadFile"}},
+		{"swagger-2.0", doc(swaggerPetstore), []string{"findPetsByStatus", "getPetById", "deletePet", "addPet", "updatePetWithForm", "uploadFile", "createUsersWithArrayInput"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Load(tt.data(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := d.Tools(Curation{Include: tt.include})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Selected != len(tt.include) {
+				t.Errorf("%d operations selected, want %d", r.Selected, len(tt.include))
+			}
+			for _, tl := range r.Tools {
+				checkTool(t, tl)
+			}
+			got, err := json.MarshalIndent(golden{r.Tools, r.Skipped}, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareGolden(t, filepath.Join("testdata", "golden", tt.name+".json"), got)
+		})
+	}
+}
+
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	got = append(got, '\n')
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./openapi/ -run %s -update to write it)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s\n(-update rewrites it)", path, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s differs in length: %d lines, want %d (-update rewrites it)", path, len(gl), len(wl))
+	}
+}
+
+// checkTool checks what every generated tool must be: a valid name, a
+// description, a definition upstream accepts (NewOperation compiles its
+// input and output schemas with the validator calls use), arguments with
+// valid names.
+func checkTool(tb testing.TB, tl Tool) {
+	tb.Helper()
+	if !toolNameRule.MatchString(tl.Name) && !renameRule.MatchString(tl.Name) {
+		tb.Errorf("tool name %q is not valid", tl.Name)
+	}
+	if strings.TrimSpace(tl.Description) == "" {
+		tb.Errorf("%s: no description", tl.Name)
+	}
+	if _, err := upstream.NewOperation(tl.Definition); err != nil {
+		tb.Errorf("%s: %v", tl.Name, err)
+	}
+	names, err := upstream.PropertyNames(tl.Definition.InputSchema)
+	if err != nil {
+		tb.Errorf("%s: input schema: %v", tl.Name, err)
+	}
+	for _, n := range names {
+		if !argNameRule.MatchString(n) {
+			tb.Errorf("%s: argument name %q is not valid", tl.Name, n)
+		}
+	}
+}
+
+func TestToolsWholeDocuments(t *testing.T) {
+	tests := []struct {
+		name           string
+		data           func(testing.TB) []byte
+		tools, skipped int
+	}{
+		{"github 3.0", doc(githubDocument), 1000, 10},
+		{"github 3.1 form", githubDocument31, 1000, 10},
+		{"petstore 3.0", doc(petstore30), 19, 1},
+		{"petstore 3.1", doc(petstore31), 19, 1},
+		{"swagger 2.0", doc(swaggerPetstore), 14, 6},
+		{"train travel 3.1", doc(trainTravel31), 7, 0},
+		{"circular schemas", doc(circular30), 2, 1},
+		{"parameter styles", doc(parameterStyles), 0, 25},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Load(tt.data(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := d.Tools(Curation{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Tools) < tt.tools || len(r.Skipped) > tt.skipped || len(r.Tools)+len(r.Skipped) != r.Operations {
+				t.Errorf("%d operations: %d tools (want at least %d), %d skipped (want at most %d)", r.Operations, len(r.Tools), tt.tools, len(r.Skipped), tt.skipped)
+			}
+			seen := make(map[string]bool)
+			for _, tl := range r.Tools {
+				if seen[tl.Name] {
+					t.Errorf("two tools named %s", tl.Name)
+				}
+				seen[tl.Name] = true
+				checkTool(t, tl)
+			}
+			for _, s := range r.Skipped {
+				t.Logf("skipped %s %s %s: %s", s.OperationID, s.Method, s.Path, s.Reason)
+			}
+		})
+	}
+}
+
+// mapDocument maps a document of one operation, written as the JSON of
+// an operation object at method and path, with components beside it.
+func mapDocument(t *testing.T, version, method, path, operation, components string) *Result {
+	t.Helper()
+	key := "openapi"
+	if version == "2.0" {
+		key = "swagger"
+	}
+	text := fmt.Sprintf(`{%q:%q,"info":{"title":"t","version":"1"},%s"paths":{%q:{%q:%s}}}`, key, version, components, path, method, operation)
+	d, err := Load([]byte(text))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	r, err := d.Tools(Curation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range r.Tools {
+		checkTool(t, tl)
+	}
+	return r
+}
+
+func TestToolsMapping(t *testing.T) {
+	ok := `"responses":{"200":{"description":"ok"}}`
+	tests := []struct {
+		name, version, method, path, op, components string
+		// want holds JSON fragments of the tool (its Definition, Header,
+		// Annotations, Name) that must appear, each in the indented JSON
+		// of the tool; skip is the reason it is skipped, if it is.
+		want []string
+		skip string
+	}{
+		{
+			name: "wire names of query and header parameters", version: "3.0.3", method: "get", path: "/items",
+			op: `{"operationId":"list","parameters":[
+				{"name":"filter[status]","in":"query","schema":{"type":"string","enum":["open","closed"]}},
+				{"name":"$top","in":"query","schema":{"type":"integer","default":10}},
+				{"name":"X-Api-Version","in":"header","required":true,"schema":{"type":"string"}}],` + ok + `}`,
+			want: []string{
+				`"Name":"filter_status","Type":"","Required":false,"Description":"","In":"query","HeaderName":"","Default":null,"Enum":null,"WireName":"filter[status]","Nullable":false`,
+				`"Name":"top","Type":"","Required":false,"Description":"","In":"query","HeaderName":"","Default":null,"Enum":null,"WireName":"$top"`,
+				`"Name":"X_Api_Version","Type":"","Required":false,"Description":"","In":"header","HeaderName":"X-Api-Version"`,
+				`"required":["X_Api_Version"]`,
+				`"top":{"default":10,"type":"integer"}`,
+			},
+		},
+		{
+			name: "path slots take the argument names", version: "3.0.3", method: "get", path: "/teams/{team-id}/members/{user.name}",
+			op: `{"parameters":[{"name":"team-id","in":"path","required":true,"schema":{"type":"integer"}},
+				{"name":"user.name","in":"path","required":true,"schema":{"type":"string"}}],` + ok + `}`,
+			want: []string{`"Path":"/teams/{team_id}/members/{user_name}"`, `"Name":"get_teams_team_id_members_user_name"`, `"required":["team_id","user_name"]`},
+		},
+		{
+			name: "path parameters of the path item, one replaced by the operation", version: "3.0.3", method: "get", path: "/a/{id}",
+			op: `{"parameters":[{"name":"id","in":"path","required":true,"description":"the operation's","schema":{"type":"integer"}}],` + ok + `}`,
+			want: []string{`"id":{"description":"the operation's","type":"integer"}`},
+		},
+		{
+			name: "a body property clashing with a parameter", version: "3.0.3", method: "patch", path: "/vars/{name}",
+			op: `{"parameters":[{"name":"name","in":"path","required":true,"schema":{"type":"string"}}],
+				"requestBody":{"content":{"application/json":{"schema":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"value":{"type":"string"}}}}}},` + ok + `}`,
+			want: []string{`"Name":"body_name","Type":"","Required":false,"Description":"","In":"body","HeaderName":"","Default":null,"Enum":null,"WireName":"name"`, `"required":["name","body_name"]`, `"Body":"json"`},
+		},
+		{
+			name: "readOnly properties left out of the body, nullable ones marked", version: "3.0.3", method: "post", path: "/pets",
+			op: `{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Pet"}}}},
+				"responses":{"201":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Pet"}}}}}}`,
+			components: `"components":{"schemas":{"Pet":{"type":"object","required":["id","name"],"properties":{
+				"id":{"type":"integer","readOnly":true},"name":{"type":"string"},"tag":{"type":"string","nullable":true},"secret":{"type":"string","writeOnly":true}}}}},`,
+			want: []string{
+				`"InputSchema":{"additionalProperties":false,"properties":{"name":{"type":"string"},"secret":{"type":"string","writeOnly":true},"tag":{"type":["string","null"]}},"required":["name"],"type":"object"}`,
+				`"OutputSchema":{"properties":{"id":{"readOnly":true,"type":"integer"},"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["id","name"],"type":"object"}`,
+				`"Name":"tag","Type":"","Required":false,"Description":"","In":"body","HeaderName":"","Default":null,"Enum":null,"WireName":"","Nullable":true`,
+			},
+		},
+		{
+			name: "3.1 type unions with null", version: "3.1.0", method: "get", path: "/a",
+			op: `{"parameters":[{"name":"q","in":"query","schema":{"type":["string","null"]}}],` + ok + `}`,
+			want: []string{`"q":{"type":["string","null"]}`, `"Nullable":true`},
+		},
+		{
+			name: "a JSON array body is one argument", version: "3.0.3", method: "put", path: "/tags",
+			op: `{"requestBody":{"required":true,"description":"The tags.","content":{"application/json":{"schema":{"type":"array","items":{"type":"string"}}}}},` + ok + `}`,
+			want: []string{`"Body":"arg","BodyArg":"body"`, `"body":{"description":"The tags.","items":{"type":"string"},"type":"array"}`, `"required":["body"]`, `"Idempotent":true`},
+		},
+		{
+			name: "a oneOf body is one argument, named apart from a parameter body", version: "3.0.3", method: "post", path: "/a",
+			op: `{"parameters":[{"name":"body","in":"query","schema":{"type":"string"}}],
+				"requestBody":{"content":{"application/json":{"schema":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}},` + ok + `}`,
+			want: []string{`"Body":"arg","BodyArg":"body_2"`},
+		},
+		{
+			name: "a vendor JSON body sets Content-Type, the answer's media types Accept", version: "3.0.3", method: "patch", path: "/a",
+			op: `{"requestBody":{"content":{"application/merge-patch+json":{"schema":{"type":"object","properties":{"x":{"type":"integer"}}}}}},
+				"responses":{"200":{"description":"ok","content":{"application/vnd.api+json":{"schema":{"type":"object"}},"text/csv":{"schema":{"type":"string"}}}},
+				"202":{"description":"later","content":{"application/json":{}}}}}`,
+			want: []string{`"Header":{"Accept":["application/vnd.api+json, application/json, text/csv"],"Content-Type":["application/merge-patch+json"]}`, `"OutputSchema":{"type":"object"}`},
+		},
+		{
+			name: "a form body", version: "3.0.3", method: "post", path: "/login",
+			op: `{"requestBody":{"content":{"application/x-www-form-urlencoded":{"schema":{"type":"object","properties":{"user":{"type":"string"},"scopes":{"type":"array","items":{"type":"string"}}}}}}},` + ok + `}`,
+			want: []string{`"Body":"form"`, `"Name":"scopes","Type":"","Required":false,"Description":"","In":"body"`},
+		},
+		{
+			name: "annotations of GET", version: "3.0.3", method: "get", path: "/a", op: `{` + ok + `}`,
+			want: []string{`"Annotations":{"ReadOnly":true,"Destructive":null,"Idempotent":null}`, `"Description":"GET /a"`},
+		},
+		{
+			name: "annotations of DELETE", version: "3.0.3", method: "delete", path: "/a", op: `{"summary":"Delete it.","description":"Gone for good.",` + ok + `}`,
+			want: []string{`"Annotations":{"ReadOnly":null,"Destructive":true,"Idempotent":true}`, `"Description":"Delete it.\n\nGone for good."`},
+		},
+		{
+			name: "Accept, Content-Type and Authorization header parameters are ignored", version: "3.0.3", method: "get", path: "/a",
+			op: `{"parameters":[{"name":"Accept","in":"header","schema":{"type":"string"}},{"name":"authorization","in":"header","schema":{"type":"string"}}],
+				"responses":{"200":{"description":"ok","content":{"application/json":{}}}}}`,
+			want: []string{`"InputSchema":{"additionalProperties":false,"properties":{},"type":"object"}`, `"Header":{"Accept":["application/json"]}`},
+		},
+		{
+			name: "a recursive schema becomes {} where it repeats", version: "3.0.3", method: "post", path: "/nodes",
+			op:         `{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Node"}}}},` + ok + `}`,
+			components: `"components":{"schemas":{"Node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#/components/schemas/Node"}}}}}},`,
+			want:       []string{`"children":{"items":{},"type":"array"}`},
+		},
+		{
+			name: "3.0 exclusive bounds become 2020-12 numbers", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"n","in":"query","schema":{"type":"number","minimum":0,"exclusiveMinimum":true,"maximum":10}}],` + ok + `}`,
+			want: []string{`"n":{"exclusiveMinimum":0,"maximum":10,"type":"number"}`},
+		},
+		{
+			name: "a pattern Go cannot read is dropped", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"s","in":"query","schema":{"type":"string","pattern":"^(?!x)","maxLength":3}}],` + ok + `}`,
+			want: []string{`"s":{"maxLength":3,"type":"string"}`},
+		},
+		{
+			name: "swagger collectionFormat multi", version: "2.0", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"tags","in":"query","type":"array","items":{"type":"string"},"collectionFormat":"multi"}],` + ok + `}`,
+			want: []string{`"tags":{"items":{"type":"string"},"type":"array"}`},
+		},
+		{
+			name: "swagger form body", version: "2.0", method: "post", path: "/a",
+			op:   `{"consumes":["application/x-www-form-urlencoded"],"parameters":[{"name":"note","in":"formData","type":"string","required":true}],` + ok + `}`,
+			want: []string{`"Body":"form"`, `"required":["note"]`},
+		},
+		{
+			name: "an operationId made a tool name", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"operationId":"repos/get-content.v2",` + ok + `}`,
+			want: []string{`"Name":"repos_get-content_v2"`},
+		},
+		{
+			name: "a cookie parameter", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"session","in":"cookie","schema":{"type":"string"}}],` + ok + `}`,
+			skip: `cookie parameter "session": cookies are not sent`,
+		},
+		{
+			name: "a multipart body", version: "3.0.3", method: "post", path: "/a",
+			op:   `{"requestBody":{"content":{"multipart/form-data":{"schema":{"type":"object"}}}},` + ok + `}`,
+			skip: "request body multipart/form-data is not sent (only JSON and URL-encoded forms are)",
+		},
+		{
+			name: "a comma-separated array", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","explode":false,"schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
+			skip: `query parameter "ids": an array in style form with explode false is not sent (arrays go as the key repeated: style form, explode true)`,
+		},
+		{
+			name: "swagger collectionFormat csv", version: "2.0", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","type":"array","items":{"type":"integer"},"collectionFormat":"csv"}],` + ok + `}`,
+			skip: `query parameter "ids": an array in style form with explode false is not sent`,
+		},
+		{
+			name: "a pipe-delimited array", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","style":"pipeDelimited","schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
+			skip: `query parameter "ids": an array in style pipeDelimited with explode false is not sent`,
+		},
+		{
+			name: "a deepObject", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"filter","in":"query","style":"deepObject","schema":{"type":"object","properties":{"a":{"type":"string"}}}}],` + ok + `}`,
+			skip: `query parameter "filter": an object in style deepObject with explode false is not sent (objects go in a query only as JSON text)`,
+		},
+		{
+			name: "an array in a header", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"X-Ids","in":"header","schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
+			skip: `header parameter "X-Ids" is an array; only scalars are sent in the header`,
+		},
+		{
+			name: "a header upstream will not set", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"Host","in":"header","schema":{"type":"string"}}],` + ok + `}`,
+			skip: `argument "Host": header Host cannot be set by an argument`,
+		},
+		{
+			name: "a parameter described by content", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"q","in":"query","content":{"application/json":{"schema":{"type":"object"}}}}],` + ok + `}`,
+			skip: `query parameter "q" is described by content, not a schema`,
+		},
+		{
+			name: "a slot with no parameter", version: "3.0.3", method: "get", path: "/a/{id}", op: `{` + ok + `}`,
+			skip: `path "/a/{id}": {id} is not a declared path parameter`,
+		},
+		{
+			name: "a form property that is an object", version: "3.0.3", method: "post", path: "/a",
+			op:   `{"requestBody":{"content":{"application/x-www-form-urlencoded":{"schema":{"type":"object","properties":{"o":{"type":"object"}}}}}},` + ok + `}`,
+			skip: `form property "o" is an object; a form body sends only scalars and arrays of them`,
+		},
+		{
+			name: "OPTIONS", version: "3.0.3", method: "options", path: "/a", op: `{` + ok + `}`,
+			skip: "method OPTIONS is not one a tool can use",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mapDocument(t, tt.version, tt.method, tt.path, tt.op, tt.components)
+			if tt.skip != "" {
+				if len(r.Skipped) != 1 || !strings.Contains(r.Skipped[0].Reason, tt.skip) {
+					t.Fatalf("skipped %+v, want one skipped with %q", r.Skipped, tt.skip)
+				}
+				return
+			}
+			if len(r.Tools) != 1 {
+				t.Fatalf("%d tools, skipped %+v; want one tool", len(r.Tools), r.Skipped)
+			}
+			got, _ := json.Marshal(r.Tools[0])
+			for _, w := range tt.want {
+				if !strings.Contains(string(got), w) {
+					t.Errorf("the tool lacks %s:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestToolsNames(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	ops := `"/a":{"get":{"operationId":"` + long + `x","responses":{"200":{"description":"ok"}}},
+		"post":{"operationId":"` + long + `y","responses":{"200":{"description":"ok"}}}},
+		"/b":{"get":{"operationId":"same/name","responses":{"200":{"description":"ok"}}},
+		"post":{"operationId":"same.name","responses":{"200":{"description":"ok"}}}}`
+	d, err := Load([]byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{` + ops + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.Tools(Curation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range r.Tools {
+		names = append(names, tl.Name)
+		if !toolNameRule.MatchString(tl.Name) {
+			t.Errorf("tool name %q is not valid", tl.Name)
+		}
+	}
+	want := []string{long[:55] + "_" + shortHash(long+"x"), long[:55] + "_" + shortHash(long+"y"), "same_name", "same_name_" + shortHash("POST /b")}
+	if !slices.Equal(names, want) {
+		t.Errorf("names %q, want %q", names, want)
+	}
+}
+
+// BenchmarkGitHub loads GitHub's whole 3.0 document, maps every operation
+// and compiles every schema (upstream.NewOperation, as a configuration
+// load does), and reports the CPU time and the memory the tools keep.
+func BenchmarkGitHub(b *testing.B) {
+	data := document(b, githubDocument)
+	var tools int
+	var cpu time.Duration
+	var kept uint64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		start := cpuTime()
+		d, err := Load(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := d.Tools(Curation{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops := make([]*upstream.Operation, 0, len(r.Tools))
+		for _, tl := range r.Tools {
+			op, err := upstream.NewOperation(tl.Definition)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ops = append(ops, op)
+		}
+		cpu += cpuTime() - start
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		kept += after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+		tools = len(r.Tools)
+		runtime.KeepAlive(d)
+		runtime.KeepAlive(ops)
+	}
+	b.ReportMetric(float64(tools), "tools")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(kept)/float64(b.N)/(1<<20), "MiB-kept/op")
+}
+
+// cpuTime is the CPU time the process has used, user and system: on a
+// shared machine, what the work costs whatever else runs.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
