@@ -33,18 +33,18 @@ func TestToolsGolden(t *testing.T) {
 		include []string
 	}{
 		{"github", doc(githubDocument), []string{
-			"repos/get",                        // path parameters
-			"issues/list-for-repo",             // query parameters with enums and defaults
-			"search/repos",                     // required query, output schema
-			"issues/create",                    // JSON body properties, oneOf, nullable
-			"gists/update",                     // PATCH, nullable body
-			"actions/update-repo-variable",     // a body property clashing with a path parameter
-			"enterprise-team-memberships/get",  // a path parameter named enterprise-team
-			"repos/delete",                     // DELETE
-			"markdown/render",                  // a text/html answer
-			"meta/get-octocat",                 // a media type of GitHub's own
-			"markdown/render-raw",              // skipped: a text/plain body
-			"repos/upload-release-asset",       // skipped: an octet-stream body
+			"repos/get",                           // path parameters
+			"issues/list-for-repo",                // query parameters with enums and defaults
+			"search/repos",                        // required query, output schema
+			"issues/create",                       // JSON body properties, oneOf, nullable
+			"gists/update",                        // PATCH, nullable body
+			"actions/update-repo-variable",        // a body property clashing with a path parameter
+			"enterprise-team-memberships/get",     // a path parameter named enterprise-team
+			"repos/delete",                        // DELETE
+			"markdown/render",                     // a text/html answer
+			"meta/get-octocat",                    // a media type of GitHub's own
+			"markdown/render-raw",                 // skipped: a text/plain body
+			"repos/upload-release-asset",          // skipped: an octet-stream body
 			"activity/mark-notifications-as-read", // PUT
 		}},
 		{"github-3.1", githubDocument31, []string{"issues/create", "gists/update", "repos/get"}},
@@ -228,7 +228,7 @@ func TestToolsMapping(t *testing.T) {
 		},
 		{
 			name: "path parameters of the path item, one replaced by the operation", version: "3.0.3", method: "get", path: "/a/{id}",
-			op: `{"parameters":[{"name":"id","in":"path","required":true,"description":"the operation's","schema":{"type":"integer"}}],` + ok + `}`,
+			op:   `{"parameters":[{"name":"id","in":"path","required":true,"description":"the operation's","schema":{"type":"integer"}}],` + ok + `}`,
 			want: []string{`"id":{"description":"the operation's","type":"integer"}`},
 		},
 		{
@@ -251,12 +251,12 @@ func TestToolsMapping(t *testing.T) {
 		},
 		{
 			name: "3.1 type unions with null", version: "3.1.0", method: "get", path: "/a",
-			op: `{"parameters":[{"name":"q","in":"query","schema":{"type":["string","null"]}}],` + ok + `}`,
+			op:   `{"parameters":[{"name":"q","in":"query","schema":{"type":["string","null"]}}],` + ok + `}`,
 			want: []string{`"q":{"type":["string","null"]}`, `"Nullable":true`},
 		},
 		{
 			name: "a JSON array body is one argument", version: "3.0.3", method: "put", path: "/tags",
-			op: `{"requestBody":{"required":true,"description":"The tags.","content":{"application/json":{"schema":{"type":"array","items":{"type":"string"}}}}},` + ok + `}`,
+			op:   `{"requestBody":{"required":true,"description":"The tags.","content":{"application/json":{"schema":{"type":"array","items":{"type":"string"}}}}},` + ok + `}`,
 			want: []string{`"Body":"arg","BodyArg":"body"`, `"body":{"description":"The tags.","items":{"type":"string"},"type":"array"}`, `"required":["body"]`, `"Idempotent":true`},
 		},
 		{
@@ -274,7 +274,7 @@ func TestToolsMapping(t *testing.T) {
 		},
 		{
 			name: "a form body", version: "3.0.3", method: "post", path: "/login",
-			op: `{"requestBody":{"content":{"application/x-www-form-urlencoded":{"schema":{"type":"object","properties":{"user":{"type":"string"},"scopes":{"type":"array","items":{"type":"string"}}}}}}},` + ok + `}`,
+			op:   `{"requestBody":{"content":{"application/x-www-form-urlencoded":{"schema":{"type":"object","properties":{"user":{"type":"string"},"scopes":{"type":"array","items":{"type":"string"}}}}}}},` + ok + `}`,
 			want: []string{`"Body":"form"`, `"Name":"scopes","Type":"","Required":false,"Description":"","In":"body"`},
 		},
 		{
@@ -480,4 +480,143 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// FuzzMapDocument loads and maps generated and mutated documents: no
+// panic, and every tool has a valid name and a definition upstream
+// accepts, its schemas compiled.
+func FuzzMapDocument(f *testing.F) {
+	f.Add([]byte(curationDocument))
+	f.Add([]byte(minimal("")))
+	f.Add([]byte(`{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{"/a/{id}":{"post":{"consumes":["application/x-www-form-urlencoded"],
+		"parameters":[{"name":"id","in":"path","required":true,"type":"integer"},{"name":"tags","in":"query","type":"array","items":{"type":"string"},"collectionFormat":"multi"},
+		{"name":"note","in":"formData","type":"string"}],"responses":{"200":{"description":"ok","schema":{"type":"object","properties":{"id":{"type":"integer"}}}}}}}}}`))
+	f.Add([]byte(`openapi: 3.1.0
+info: {title: t, version: "1"}
+components:
+  schemas:
+    Node:
+      type: [object, "null"]
+      properties:
+        name: {type: string, readOnly: true}
+        children: {type: array, items: {$ref: "#/components/schemas/Node"}}
+paths:
+  /nodes/{node-id}:
+    parameters: [{name: node-id, in: path, required: true, schema: {type: string}}]
+    put:
+      operationId: nodes/put
+      parameters: [{name: "filter[kind]", in: query, schema: {type: [string, "null"], enum: [a, b]}}, {name: X-Trace, in: header, schema: {type: string}}]
+      requestBody: {content: {application/json: {schema: {$ref: "#/components/schemas/Node"}}}}
+      responses: {"200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Node"}}}}}
+`))
+	for _, name := range []string{petstore30, petstore31YAML, swaggerYAML, parameterStyles} {
+		if data, err := os.ReadFile(filepath.Join("testdata", "node_modules", name)); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<20 {
+			return
+		}
+		// The bytes as a document (mostly refused), and a document the
+		// bytes choose the parts of (mostly loaded).
+		checkMapped(t, data)
+		checkMapped(t, generateDocument(data))
+	})
+}
+
+func checkMapped(t *testing.T, data []byte) {
+	d, err := Load(data)
+	if err != nil {
+		return
+	}
+	{
+		r, err := d.Tools(Curation{})
+		if err != nil {
+			t.Fatalf("an empty curation: %v", err)
+		}
+		if len(r.Tools)+len(r.Skipped) != r.Selected || r.Selected != r.Operations {
+			t.Fatalf("%d tools and %d skipped of %d selected, %d operations", len(r.Tools), len(r.Skipped), r.Selected, r.Operations)
+		}
+		seen := make(map[string]bool)
+		for _, tl := range r.Tools {
+			if !toolNameRule.MatchString(tl.Name) || seen[tl.Name] {
+				t.Fatalf("tool name %q is not valid or not unique", tl.Name)
+			}
+			seen[tl.Name] = true
+			checkTool(t, tl)
+		}
+	}
+}
+
+// generateDocument builds an OpenAPI document whose operations, parameters,
+// schemas and bodies the bytes choose, among the forms real documents
+// take and some they should not.
+func generateDocument(data []byte) []byte {
+	next := func(n int) int {
+		if len(data) == 0 {
+			return 0
+		}
+		b := int(data[0])
+		data = data[1:]
+		return b % n
+	}
+	names := []string{"id", "filter[status]", "$top", "X-Api-Version", "body", "body_id", "a-b", "Accept", "Host", "Content-Length", "ü", "", "name", "2fa", strings.Repeat("n", 70), "{x}", "user.name"}
+	schemas := []string{
+		`{"type":"string"}`, `{"type":"integer","default":3,"minimum":1}`, `{"type":"string","nullable":true}`, `{"type":["string","null"]}`,
+		`{"type":"array","items":{"type":"string"}}`, `{"type":"array","items":{"type":"object"}}`, `{"type":"object","properties":{"a":{"type":"string"}}}`,
+		`{"oneOf":[{"type":"string"},{"type":"integer"}]}`, `{}`, `{"type":"string","enum":["a","b"],"default":"a"}`, `{"type":"string","default":5}`,
+		`{"$ref":"#/components/schemas/Node"}`, `{"type":"string","pattern":"(?!x)"}`, `{"type":"number","exclusiveMinimum":true,"minimum":0}`,
+		`{"type":"object","properties":{"id":{"type":"integer","readOnly":true},"name":{"type":"string"}},"required":["id","name"]}`,
+	}
+	quoted := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	version := []string{"3.0.3", "3.1.0"}[next(2)]
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"openapi":%q,"info":{"title":"t","version":"1"},"components":{"schemas":{"Node":{"type":"object","properties":{"name":{"type":"string"},"next":{"$ref":"#/components/schemas/Node"}}}}},"paths":{`, version)
+	for i := range 1 + next(4) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		path := fmt.Sprintf("/r%d", i)
+		var params []string
+		for range next(5) {
+			in := []string{"path", "query", "header", "cookie", "query"}[next(5)]
+			name := names[next(len(names))]
+			if in == "path" {
+				path += "/{" + name + "}"
+			}
+			p := fmt.Sprintf(`{"name":%s,"in":%q,"required":%v,"schema":%s`, quoted(name), in, in == "path" || next(2) == 0, schemas[next(len(schemas))])
+			if style := []string{"", "form", "spaceDelimited", "pipeDelimited", "deepObject", "simple", "label"}[next(7)]; style != "" {
+				p += fmt.Sprintf(`,"style":%q`, style)
+			}
+			if e := next(3); e > 0 {
+				p += fmt.Sprintf(`,"explode":%v`, e == 1)
+			}
+			params = append(params, p+"}")
+		}
+		if next(4) == 0 {
+			path += "/{" + names[next(len(names))] + "}" // perhaps no parameter
+		}
+		method := []string{"get", "post", "put", "patch", "delete", "head", "options"}[next(7)]
+		fmt.Fprintf(&b, `%s:{%q:{"operationId":%s,"parameters":[%s]`, quoted(path), method, quoted(names[next(len(names))]+fmt.Sprint(i)), strings.Join(params, ","))
+		switch next(6) {
+		case 1:
+			props := make([]string, 0, 3)
+			for j := range next(4) {
+				props = append(props, fmt.Sprintf("%s:%s", quoted(names[next(len(names))]+strings.Repeat("_", j)), schemas[next(len(schemas))]))
+			}
+			fmt.Fprintf(&b, `,"requestBody":{"content":{"application/json":{"schema":{"type":"object","properties":{%s}}}}}`, strings.Join(props, ","))
+		case 2:
+			fmt.Fprintf(&b, `,"requestBody":{"required":true,"content":{"application/json":{"schema":%s}}}`, schemas[next(len(schemas))])
+		case 3:
+			fmt.Fprintf(&b, `,"requestBody":{"content":{"application/x-www-form-urlencoded":{"schema":%s}}}`, schemas[next(len(schemas))])
+		case 4:
+			fmt.Fprintf(&b, `,"requestBody":{"content":{%q:{"schema":%s}}}`, []string{"multipart/form-data", "text/plain", "*/*", "application/vnd.x+json", "application/{x}"}[next(5)], schemas[next(len(schemas))])
+		}
+		fmt.Fprintf(&b, `,"responses":{%q:{"description":"ok","content":{%q:{"schema":%s}}}}}}`,
+			[]string{"200", "201", "2XX", "404"}[next(4)], []string{"application/json", "text/html", "application/problem+json"}[next(3)], schemas[next(len(schemas))])
+	}
+	b.WriteString("}}")
+	return []byte(b.String())
 }
