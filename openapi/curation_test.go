@@ -63,7 +63,7 @@ func TestCurationSelects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := d.Tools(tt.c)
+			r, err := d.Tools(tt.c, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestCurationRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := d.Tools(tt.c)
+			_, err := d.Tools(tt.c, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one with %q", err, tt.want)
 			}
@@ -118,7 +118,7 @@ func TestCurationRenameTakesPrecedence(t *testing.T) {
 	}
 	// issues/create is renamed to the name issues/list would be given:
 	// the generated name gives way.
-	r, err := d.Tools(Curation{Include: []string{"issues/*"}, Rename: map[string]string{"issues/create": "issues_list"}})
+	r, err := d.Tools(Curation{Include: []string{"issues/*"}, Rename: map[string]string{"issues/create": "issues_list"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

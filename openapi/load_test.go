@@ -116,7 +116,7 @@ func TestLoadRefuses(t *testing.T) {
 }
 
 func tools(t *testing.T, d *Document) []string {
-	r, err := d.Tools(Curation{})
+	r, err := d.Tools(Curation{}, nil)
 	if err != nil {
 		return []string{err.Error()}
 	}

@@ -30,16 +30,18 @@ type Tool struct {
 	Annotations Annotations
 	// Header holds the fixed request headers the document implies: Accept
 	// from the media types of the 2xx responses, Content-Type when the
-	// body's is not the one its body mode sends. Definition.Header holds
-	// the same; a caller with headers of its own sets Definition.Header to
-	// upstream.MergeHeaders(its headers, Header).
+	// body's is not the one its body mode sends.
 	Header http.Header
 	// Definition is the request a call becomes: Path is the template with
 	// argument names in its slots, InputSchema the whole schema of the
 	// arguments, Args place its properties (in, header name, wire name,
 	// nullable), OutputSchema the object schema of the first 2xx JSON
-	// response. upstream.NewOperation accepts it as it is.
+	// response, Header the caller's headers with Header over them.
 	Definition upstream.Definition
+	// Operation is Definition prepared for calls: its schemas compiled,
+	// its request plan checked. Building it is most of the cost of a
+	// document, so it is built once, here.
+	Operation *upstream.Operation `json:"-"`
 }
 
 // Annotations are the MCP hints an operation's method implies; unset ones
@@ -77,10 +79,13 @@ var methods = []string{
 }
 
 // Tools maps the operations c selects to tools, in the order of the
-// document's paths (sorted) and methods. An error is only a curation that
-// does not fit the document; an operation that cannot be mapped is in
-// Result.Skipped.
-func (d *Document) Tools(c Curation) (*Result, error) {
+// document's paths (sorted) and methods. header holds the caller's fixed
+// upstream headers (placeholders allowed), which each tool's own Header
+// overrides field by field; nil for none. An error is only a curation
+// that does not fit the document; an operation that cannot be mapped,
+// or whose request upstream.NewOperation refuses (a header parameter the
+// caller's headers fix, say), is in Result.Skipped with the reason.
+func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 	type entry struct {
 		method, path string
 		item         *openapi3.PathItem
@@ -129,7 +134,7 @@ func (d *Document) Tools(c Curation) (*Result, error) {
 				name = name[:min(len(name), maxToolName-9)] + "_" + shortHash(e.method+" "+e.path)
 			}
 		}
-		t, reason := mapOperation(name, e.method, e.path, e.item, e.op)
+		t, reason := mapOperation(name, e.method, e.path, e.item, e.op, header)
 		if reason != "" {
 			res.Skipped = append(res.Skipped, Skipped{OperationID: e.op.OperationID, Method: e.method, Path: e.path, Reason: reason})
 			continue
@@ -156,7 +161,7 @@ type operationMapping struct {
 }
 
 // mapOperation makes the tool of one operation, or says why it cannot.
-func mapOperation(name, method, path string, item *openapi3.PathItem, op *openapi3.Operation) (*Tool, string) {
+func mapOperation(name, method, path string, item *openapi3.PathItem, op *openapi3.Operation, header http.Header) (*Tool, string) {
 	switch method {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	default:
@@ -214,10 +219,11 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 	if len(m.header) == 0 {
 		m.header = nil
 	}
-	def.Header = upstream.MergeHeaders(nil, m.header)
+	def.Header = upstream.MergeHeaders(header, m.header)
 	// The upstream package is the judge of what it can send: a tool it
 	// refuses is skipped with its reason rather than left to fail a load.
-	if _, err := upstream.NewOperation(def); err != nil {
+	operation, err := upstream.NewOperation(def)
+	if err != nil {
 		return nil, err.Error()
 	}
 	return &Tool{
@@ -229,6 +235,7 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 		Annotations: methodAnnotations(method),
 		Header:      m.header,
 		Definition:  def,
+		Operation:   operation,
 	}, ""
 }
 
