@@ -83,29 +83,25 @@ func Load(data []byte) (*Document, error) {
 // that a document with too many is refused before the costly parse.
 func documentHead(data []byte) (string, error) {
 	var head struct {
-		OpenAPI any `json:"openapi" yaml:"openapi"`
-		Swagger any `json:"swagger" yaml:"swagger"`
-	}
-	var paths struct {
-		JSON map[string]map[string]json.RawMessage `json:"paths"`
-		YAML map[string]map[string]yaml.Node       `yaml:"paths"`
+		OpenAPI   any                                   `json:"openapi" yaml:"openapi"`
+		Swagger   any                                   `json:"swagger" yaml:"swagger"`
+		PathsJSON map[string]map[string]json.RawMessage `json:"paths" yaml:"-"`
+		PathsYAML map[string]map[string]yaml.Node       `json:"-" yaml:"paths"`
 	}
 	var err error
 	if isJSONText(data) {
-		if err = json.Unmarshal(data, &head); err == nil {
-			err = json.Unmarshal(data, &paths)
-		}
-	} else if err = yaml.Unmarshal(data, &head); err == nil {
-		err = yaml.Unmarshal(data, &paths)
+		err = json.Unmarshal(data, &head)
+	} else {
+		err = yaml.Unmarshal(data, &head)
 	}
 	if err != nil {
 		return "", fmt.Errorf("not an OpenAPI document: %v", err)
 	}
 	ops := 0
-	for _, item := range paths.JSON {
+	for _, item := range head.PathsJSON {
 		ops += countOperations(item)
 	}
-	for _, item := range paths.YAML {
+	for _, item := range head.PathsYAML {
 		ops += countOperations(item)
 	}
 	if ops > MaxOperations {

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -121,12 +124,21 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 		}
 		renamedTo[name] = id
 	}
+	// Names first, in document order, since a name taken decides the next;
+	// then the mapping, which is most of the work (compiling schemas), on
+	// every core.
+	type job struct {
+		entry
+		name   string
+		tool   *Tool
+		reason string
+	}
+	var jobs []job
 	taken := make(map[string]bool)
 	for _, e := range entries {
 		if !c.selects(e.op.OperationID, e.method, e.path, e.op.Tags) {
 			continue
 		}
-		res.Selected++
 		name, renamed := c.Rename[e.op.OperationID]
 		if !renamed || e.op.OperationID == "" {
 			name = toolName(e.op.OperationID, e.method, e.path)
@@ -134,16 +146,31 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 				name = name[:min(len(name), maxToolName-9)] + "_" + shortHash(e.method+" "+e.path)
 			}
 		}
-		t, reason := mapOperation(name, e.method, e.path, e.item, e.op, header)
-		if reason != "" {
-			res.Skipped = append(res.Skipped, Skipped{OperationID: e.op.OperationID, Method: e.method, Path: e.path, Reason: reason})
+		taken[name] = true
+		jobs = append(jobs, job{entry: e, name: name})
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
+				j := &jobs[i]
+				j.tool, j.reason = mapOperation(j.name, j.method, j.path, j.item, j.op, header)
+			}
+		})
+	}
+	wg.Wait()
+
+	res.Selected = len(jobs)
+	for _, j := range jobs {
+		if j.reason != "" {
+			res.Skipped = append(res.Skipped, Skipped{OperationID: j.op.OperationID, Method: j.method, Path: j.path, Reason: j.reason})
 			continue
 		}
-		if text, ok := c.Describe[e.op.OperationID]; ok && e.op.OperationID != "" {
-			t.Description = text
+		if text, ok := c.Describe[j.op.OperationID]; ok && j.op.OperationID != "" {
+			j.tool.Description = text
 		}
-		taken[name] = true
-		res.Tools = append(res.Tools, *t)
+		res.Tools = append(res.Tools, *j.tool)
 	}
 	return res, nil
 }

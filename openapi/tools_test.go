@@ -494,6 +494,29 @@ func BenchmarkGitHub(b *testing.B) {
 	b.ReportMetric(float64(kept)/float64(b.N)/(1<<20), "MiB-kept/op")
 }
 
+// BenchmarkGitHubPhases times loading and mapping apart.
+func BenchmarkGitHubPhases(b *testing.B) {
+	data := document(b, githubDocument)
+	b.Run("load", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Load(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	d, err := Load(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("tools", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := d.Tools(Curation{}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // cpuTime is the CPU time the process has used, user and system: on a
 // shared machine, what the work costs whatever else runs.
 func cpuTime() time.Duration {
