@@ -168,13 +168,17 @@ func loadError(err error) error {
 	return fmt.Errorf("loading the document: %v", err)
 }
 
-// serverURL is the first server's URL with its variables at their
-// defaults.
-func serverURL(doc *openapi3.T) string {
-	if len(doc.Servers) == 0 || doc.Servers[0] == nil {
+// serverURL is the document's first server URL with its variables at
+// their defaults.
+func serverURL(doc *openapi3.T) string { return firstServer(doc.Servers) }
+
+// firstServer is the first server's URL with its variables at their
+// defaults, "" for none.
+func firstServer(servers openapi3.Servers) string {
+	if len(servers) == 0 || servers[0] == nil {
 		return ""
 	}
-	s := doc.Servers[0]
+	s := servers[0]
 	u := s.URL
 	for name, v := range s.Variables {
 		if v != nil {

@@ -3,8 +3,10 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"mime"
 	"net/http"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -156,6 +158,9 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
 				j := &jobs[i]
 				j.tool, j.reason = mapOperation(j.name, j.method, j.path, j.item, j.op, header)
+				if j.reason == "" {
+					j.reason = d.ownServer(j.item, j.op)
+				}
 			}
 		})
 	}
@@ -173,6 +178,20 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 		res.Tools = append(res.Tools, *j.tool)
 	}
 	return res, nil
+}
+
+// ownServer says why an operation whose own servers are not the
+// document's cannot be a tool: its tool would send it to the one upstream
+// of them all.
+func (d *Document) ownServer(item *openapi3.PathItem, op *openapi3.Operation) string {
+	servers := item.Servers
+	if op.Servers != nil {
+		servers = *op.Servers
+	}
+	if own := firstServer(servers); own != "" && own != d.ServerURL {
+		return fmt.Sprintf("the operation has a server of its own (%s); its tool would send it to the upstream of the others", own)
+	}
+	return ""
 }
 
 // operationMapping is one operation's tool as it is built.
@@ -327,7 +346,7 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 	if p.Deprecated {
 		prop["deprecated"] = true
 	}
-	m.props[name] = prop
+	m.props[name] = dropUnfitDefault(prop)
 	if p.Required || p.In == openapi3.ParameterInPath {
 		m.req = append(m.req, name)
 	}
@@ -494,13 +513,59 @@ func (m *operationMapping) body(ref *openapi3.RequestBodyRef) string {
 	if rb.Description != "" {
 		prop["description"] = rb.Description
 	}
-	m.props[name] = prop
+	m.props[name] = dropUnfitDefault(prop)
 	if rb.Required {
 		m.req = append(m.req, name)
 	}
 	m.args = append(m.args, upstream.Arg{Name: name, In: upstream.InBody, Nullable: s != nil && nullable(s)})
 	m.def.Body, m.def.BodyArg = upstream.BodyArg, name
 	return ""
+}
+
+// dropUnfitDefault removes a property's default that its own type or
+// enum refuses: the request building sends a default for an omitted
+// argument, and the arguments are validated with it, so such a default
+// would fail every call that leaves the argument out.
+func dropUnfitDefault(prop map[string]any) map[string]any {
+	d, ok := prop["default"]
+	if !ok {
+		return prop
+	}
+	fits := true
+	switch t := prop["type"].(type) {
+	case string:
+		fits = jsonTypeIs(d, t)
+	case []string:
+		fits = slices.ContainsFunc(t, func(t string) bool { return jsonTypeIs(d, t) })
+	}
+	if enum, ok := prop["enum"].([]any); ok && fits {
+		fits = slices.ContainsFunc(enum, func(v any) bool { return reflect.DeepEqual(v, d) })
+	}
+	if !fits {
+		delete(prop, "default")
+	}
+	return prop
+}
+
+// jsonTypeIs reports whether a decoded JSON value is of a JSON Schema type.
+func jsonTypeIs(v any, typ string) bool {
+	switch v := v.(type) {
+	case nil:
+		return typ == "null"
+	case bool:
+		return typ == "boolean"
+	case string:
+		return typ == "string"
+	case float64:
+		return typ == "number" || typ == "integer" && v == math.Trunc(v)
+	case int, int64, uint64:
+		return typ == "number" || typ == "integer"
+	case []any:
+		return typ == "array"
+	case map[string]any:
+		return typ == "object"
+	}
+	return true // a type of the YAML decoder's: leave it to the validator
 }
 
 // isPlainObject reports whether s is an object schema whose properties
@@ -528,7 +593,7 @@ func (m *operationMapping) bodyProperties(s *openapi3.Schema) {
 			name = argName("body_" + wire)
 		}
 		name = m.claim(name)
-		m.props[name] = m.conv.convert(ref)
+		m.props[name] = dropUnfitDefault(m.conv.convert(ref))
 		if slices.Contains(s.Required, wire) {
 			m.req = append(m.req, name)
 		}

@@ -327,6 +327,22 @@ func TestToolsMapping(t *testing.T) {
 			want: []string{`"Name":"repos_get-content_v2"`},
 		},
 		{
+			name: "defaults the type or the enum refuses are dropped", version: "3.0.3", method: "get", path: "/a",
+			op: `{"parameters":[{"name":"s","in":"query","schema":{"type":"string","default":5}},{"name":"e","in":"query","schema":{"type":"string","enum":["a"],"default":"b"}},
+				{"name":"n","in":"query","schema":{"type":"integer","default":2.5}},{"name":"ok","in":"query","schema":{"type":["integer","null"],"default":3}}],` + ok + `}`,
+			want: []string{`"s":{"type":"string"}`, `"e":{"enum":["a"],"type":"string"}`, `"n":{"type":"integer"}`, `"ok":{"default":3,"type":["integer","null"]}`},
+		},
+		{
+			name: "an operation with the document's server", version: "3.0.3", method: "get", path: "/a",
+			op: `{"servers":[{"url":"https://api.example.com"}],` + ok + `}`, components: `"servers":[{"url":"https://api.example.com"}],`,
+			want: []string{`"Name":"get_a"`},
+		},
+		{
+			name: "an operation with a server of its own", version: "3.0.3", method: "get", path: "/a",
+			op: `{"servers":[{"url":"https://other.example.com"}],` + ok + `}`, components: `"servers":[{"url":"https://api.example.com"}],`,
+			skip: "the operation has a server of its own (https://other.example.com)",
+		},
+		{
 			name: "a cookie parameter", version: "3.0.3", method: "get", path: "/a",
 			op:   `{"parameters":[{"name":"session","in":"cookie","schema":{"type":"string"}}],` + ok + `}`,
 			skip: `cookie parameter "session": cookies are not sent`,
