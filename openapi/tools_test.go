@@ -392,6 +392,25 @@ func TestToolsMapping(t *testing.T) {
 			skip: `path "/a/{id}": {id} is not a declared path parameter`,
 		},
 		{
+			name: "a placeholder in the path", version: "3.0.3", method: "get", path: "/a/{env.HOME}", op: `{` + ok + `}`,
+			skip: `path "/a/{env.HOME}": {env.HOME} is not a declared path parameter`,
+		},
+		{
+			name: "a path parameter named like a placeholder", version: "3.0.3", method: "get", path: "/a/{env.HOME}",
+			op:   `{"parameters":[{"name":"env.HOME","in":"path","required":true,"schema":{"type":"string"}}],` + ok + `}`,
+			want: []string{`"Path":"/a/{env_HOME}"`},
+		},
+		{
+			name: "a placeholder in a body media type", version: "3.0.3", method: "post", path: "/a",
+			op:   `{"requestBody":{"content":{"application/x.{env.HOME}+json":{"schema":{"type":"object","properties":{"a":{"type":"string"}}}}}},` + ok + `}`,
+			skip: `request body media type "application/x.{env.HOME}+json" cannot be sent as a header`,
+		},
+		{
+			name: "a placeholder in an answer media type", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"responses":{"200":{"description":"ok","content":{"application/x.{env.HOME}+json":{},"application/json":{}}}}}`,
+			want: []string{`"Header":{"Accept":["application/json"]}`},
+		},
+		{
 			name: "a form property that is an object", version: "3.0.3", method: "post", path: "/a",
 			op:   `{"requestBody":{"content":{"application/x-www-form-urlencoded":{"schema":{"type":"object","properties":{"o":{"type":"object"}}}}}},` + ok + `}`,
 			skip: `form property "o" is an object; a form body sends only scalars and arrays of them`,
