@@ -130,3 +130,25 @@ func TestCurationRenameTakesPrecedence(t *testing.T) {
 		t.Errorf("tools %q, want %q", names, want)
 	}
 }
+
+func TestCurationRenameOfADuplicateOperationID(t *testing.T) {
+	// Two operations with one operationId, which a valid document does not
+	// have: the rename goes to the first, the second keeps apart.
+	d, err := Load([]byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{
+		"/a":{"get":{"operationId":"dup","responses":{"200":{"description":"ok"}}}},
+		"/b":{"get":{"operationId":"dup","responses":{"200":{"description":"ok"}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.Tools(Curation{Rename: map[string]string{"dup": "one"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range r.Tools {
+		names = append(names, tl.Name)
+	}
+	if want := []string{"one", "one_" + shortHash("GET /b")}; !slices.Equal(names, want) {
+		t.Errorf("tools %q, want %q", names, want)
+	}
+}

@@ -98,8 +98,9 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 	}
 	var entries []entry
 	ids := make(map[string]bool)
-	for _, path := range d.doc.Paths.InMatchingOrder() {
-		item := d.doc.Paths.Value(path)
+	paths := d.doc.Paths.Map()
+	for _, path := range sortedKeys(paths) {
+		item := paths[path]
 		if item == nil {
 			continue
 		}
@@ -112,7 +113,6 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 			}
 		}
 	}
-	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.path, b.path) })
 	if err := c.check(ids); err != nil {
 		return nil, err
 	}
@@ -144,9 +144,12 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 		name, renamed := c.Rename[e.op.OperationID]
 		if !renamed || e.op.OperationID == "" {
 			name = toolName(e.op.OperationID, e.method, e.path)
-			if taken[name] || renamedTo[name] != "" {
-				name = name[:min(len(name), maxToolName-9)] + "_" + shortHash(e.method+" "+e.path)
-			}
+			renamed = false
+		}
+		// A generated name gives way to a rename; a second operation with
+		// one operationId (an invalid document) to the first.
+		if taken[name] || !renamed && renamedTo[name] != "" {
+			name = name[:min(len(name), maxToolName-9)] + "_" + shortHash(e.method+" "+e.path)
 		}
 		taken[name] = true
 		jobs = append(jobs, job{entry: e, name: name})
@@ -157,9 +160,8 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
 				j := &jobs[i]
-				j.tool, j.reason = mapOperation(j.name, j.method, j.path, j.item, j.op, header)
-				if j.reason == "" {
-					j.reason = d.ownServer(j.item, j.op)
+				if j.reason = d.ownServer(j.item, j.op); j.reason == "" {
+					j.tool, j.reason = mapOperation(j.name, j.method, j.path, j.item, j.op, header)
 				}
 			}
 		})
