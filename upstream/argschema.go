@@ -44,12 +44,12 @@ func argsSchema(args []Arg) ([]byte, error) {
 			word = "string"
 		}
 		if _, ok := argTypes[word]; !ok {
-			return nil, fmt.Errorf("arg %q: unknown type %q (want string, integer, number, boolean, object, array, or string[], integer[], number[], boolean[], object[])", a.Name, a.Type)
+			return nil, argError(a.Name, fmt.Errorf("arg %q: unknown type %q (want string, integer, number, boolean, object, array, or string[], integer[], number[], boolean[], object[])", a.Name, a.Type))
 		}
 		typ, items := SchemaType(word)
 		prop, err := propertySchema(a, typ, items)
 		if err != nil {
-			return nil, fmt.Errorf("arg %q: %v", a.Name, err)
+			return nil, argError(a.Name, fmt.Errorf("arg %q: %v", a.Name, err))
 		}
 		if i > 0 {
 			b.WriteByte(',')

@@ -104,7 +104,7 @@ func NewOperation(def Definition) (*Operation, error) {
 	if len(def.InputSchema) > 0 {
 		for _, a := range def.Args {
 			if a.typed() {
-				return nil, fmt.Errorf("arg %q: typed arg lines and input_schema do not mix; beside input_schema an arg line only places a property (in, name, header_name)", a.Name)
+				return nil, argError(a.Name, fmt.Errorf("arg %q: typed arg lines and input_schema do not mix; beside input_schema an arg line only places a property (in, name, header_name)", a.Name))
 			}
 		}
 		op.schema = def.InputSchema
@@ -114,7 +114,7 @@ func NewOperation(def Definition) (*Operation, error) {
 		}
 		for _, a := range def.Args {
 			if _, ok := props[a.Name]; !ok {
-				return nil, fmt.Errorf("arg %q places a property that input_schema does not have", a.Name)
+				return nil, argError(a.Name, fmt.Errorf("arg %q places a property that input_schema does not have", a.Name))
 			}
 		}
 	} else if op.schema, err = argsSchema(def.Args); err != nil {
@@ -159,7 +159,7 @@ func NewOperation(def Definition) (*Operation, error) {
 			pa := planArg{Name: a.Name, Wire: a.WireName, Type: typ, Items: items, In: a.In, HeaderName: a.HeaderName, Nullable: a.Nullable}
 			if a.Default != nil {
 				if err := json.Unmarshal(a.Default, &pa.Default); err != nil {
-					return nil, fmt.Errorf("arg %q: default: %v", a.Name, err)
+					return nil, argError(a.Name, fmt.Errorf("arg %q: default: %v", a.Name, err))
 				}
 				pa.NullDefault = pa.Default == nil
 			}

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -52,6 +53,12 @@ func TestNewOperationRefuses(t *testing.T) {
 		_, err := NewOperation(tt.def)
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want one starting %q", tt.name, err, tt.want)
+		}
+		// A fault of one arg line names it, so that a configuration can
+		// point at that line.
+		var part *PartError
+		if len(tt.def.Args) == 1 && tt.def.Args[0].Name != "" && (!errors.As(err, &part) || part.Arg != tt.def.Args[0].Name) {
+			t.Errorf("%s: %v names no arg %q", tt.name, err, tt.def.Args[0].Name)
 		}
 	}
 }

@@ -277,14 +277,14 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 			}
 			if other, taken := headerNames[field]; taken {
 				if other == "" {
-					return nil, fmt.Errorf("argument %q: header %s is already set by a fixed header", a.Name, field)
+					return nil, argError(a.Name, fmt.Errorf("argument %q: header %s is already set by a fixed header", a.Name, field))
 				}
-				return nil, fmt.Errorf("argument %q: header %s is already set by argument %q", a.Name, field, other)
+				return nil, argError(a.Name, fmt.Errorf("argument %q: header %s is already set by argument %q", a.Name, field, other))
 			}
 			headerNames[field] = a.Name
 			a.HeaderName, a.Wire = field, field
 		} else if a.HeaderName != "" {
-			return nil, fmt.Errorf("argument %q: header_name goes only with 'in header'", a.Name)
+			return nil, argError(a.Name, fmt.Errorf("argument %q: header_name goes only with 'in header'", a.Name))
 		}
 		if a.In == InQuery || a.In == InBody {
 			key := wireKey{a.In, a.Wire}
@@ -296,7 +296,7 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 		if a.In == InBody {
 			p.hasBody = true
 			if p.body == BodyForm && a.Type == "object" {
-				return nil, fmt.Errorf("argument %q: object arguments cannot go in a form body", a.Name)
+				return nil, argError(a.Name, fmt.Errorf("argument %q: object arguments cannot go in a form body", a.Name))
 			}
 		}
 		if a.Default != nil || a.NullDefault {
@@ -332,7 +332,7 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 	}
 	for _, name := range argNames(spec.Args) {
 		if key, taken := fixedKey(p.args[name].Wire, fixed); taken && p.sendsKey(p.args[name]) {
-			return nil, fmt.Errorf("argument %q: the query parameter %s is fixed by a query line, and an argument cannot add to it", name, key)
+			return nil, argError(name, fmt.Errorf("argument %q: the query parameter %s is fixed by a query line, and an argument cannot add to it", name, key))
 		}
 	}
 	return p, nil
@@ -467,7 +467,7 @@ func (p *requestPlan) checkBase(base *url.URL) error {
 	fixed, _ := url.ParseQuery(base.RawQuery)
 	for _, name := range slices.Sorted(maps.Keys(p.args)) {
 		if key, taken := fixedKey(p.args[name].Wire, fixed); taken && p.sendsKey(p.args[name]) {
-			return fmt.Errorf("argument %q: the query parameter %s is fixed by the upstream URL, and an argument cannot add to it", name, key)
+			return argError(name, fmt.Errorf("argument %q: the query parameter %s is fixed by the upstream URL, and an argument cannot add to it", name, key))
 		}
 	}
 	return nil

@@ -168,6 +168,9 @@ func TestRequestPlanNamesThePart(t *testing.T) {
 		{"two arguments with one query key", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "a", Wire: "k"}, {Name: "b", Wire: "k"}}}, "b", true},
 		{"a slot that names the argument, not its wire name", planSpec{Method: "GET", Path: "/items/{item_id}", Args: []planArg{{Name: "item_id", Wire: "itemId"}}}, "item_id", true},
 		{"nullable in the path", planSpec{Method: "GET", Path: "/items/{id}", Args: []planArg{{Name: "id", Nullable: true}}}, "id", true},
+		{"wire name over a fixed header", planSpec{Method: "GET", Path: "/", Header: []Field{{"Authorization", "k"}}, Args: []planArg{{Name: "auth", Wire: "authorization", In: InHeader}}}, "auth", true},
+		{"wire name over a query line", planSpec{Method: "GET", Path: "/", Query: []Field{{"tenant", "acme"}}, Args: []planArg{{Name: "t", Wire: "Tenant"}}}, "t", true},
+		{"header_name without header", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "h", HeaderName: "X-H"}}}, "h", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

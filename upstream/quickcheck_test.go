@@ -206,6 +206,7 @@ func FuzzQuickCheck(f *testing.F) {
 		f.Add(`{"a":` + v + `}`)
 		f.Add(`{"a":"x","b":` + v + `}`)
 		f.Add(`{"s":` + v + `,"l":[` + v + `]}`)
+		f.Add(`{"s":` + v + `,"l":null,"n":` + v + `,"f":null}`)
 	}
 	var tools []*Operation
 	for _, tool := range quickTools() {
