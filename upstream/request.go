@@ -84,8 +84,10 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	bodyGiven := false
 	for name, v := range args {
 		a, in, key := p.keyOf(name)
-		if owner := p.keys[wireKey{in, key}]; a == nil && owner != nil {
-			return nil, target, fmt.Errorf("argument %q is not declared, and %s is the %s key of argument %q", name, key, in, owner.Name)
+		if a == nil {
+			if owner := p.keys[wireKey{in, key}]; owner != nil {
+				return nil, target, fmt.Errorf("argument %q is not declared, and %s is the %s key of argument %q", name, key, in, owner.Name)
+			}
 		}
 		switch in {
 		case InPath:
