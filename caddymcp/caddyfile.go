@@ -48,6 +48,8 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //			<method>     <path-template>
 //			arg <name> [<type>] [required] [<description>] {
 //				in          path|query|header|body
+//				name        <wire-name>
+//				nullable
 //				header_name <field>
 //				default     <value>
 //				enum        <value...>
@@ -282,6 +284,18 @@ func parseArg(d *caddyfile.Dispenser, tool string) (*Arg, error) {
 			default:
 				return nil, d.Errf("tool %s: arg %s: in %q: want path, query, header or body", tool, a.Name, a.In)
 			}
+		case "name":
+			if err := oneArg(d, &a.WireName); err != nil {
+				return nil, err
+			}
+			if a.WireName == "" {
+				return nil, d.Errf("tool %s: arg %s: name: an empty wire name (leave the line out to send the arg name)", tool, a.Name)
+			}
+		case "nullable":
+			if d.NextArg() {
+				return nil, d.ArgErr()
+			}
+			a.Nullable = true
 		case "header_name":
 			if err := oneArg(d, &a.HeaderName); err != nil {
 				return nil, err

@@ -62,6 +62,9 @@ func mapShorthands(t *Tool) {
 	names := make(map[string]bool, len(t.Args))
 	for _, a := range t.Args {
 		names[a.Name] = true
+		if a.WireName != "" { // the name a path slot takes
+			names[a.WireName] = true
+		}
 	}
 	// Beside input_schema, the schema's top-level properties are the
 	// arguments, with or without an arg line.

@@ -35,8 +35,9 @@ type Tool struct {
 	Method string `json:"method"`
 
 	// Path is the upstream path template, such as /repos/{owner}/{repo}.
-	// {name} is the argument name; other placeholders ({env.X}, ...) are
-	// resolved when the call is made. Required.
+	// {name} is an argument's wire name (its name, unless it sets
+	// wire_name); other placeholders ({env.X}, ...) are resolved when the
+	// call is made. Required.
 	Path string `json:"path"`
 
 	// Args declares the arguments, each with a type, or, beside
@@ -98,12 +99,26 @@ type Arg struct {
 	Description string `json:"description,omitempty"`
 
 	// In is where the argument goes: path, query, header or body.
-	// Default: path if the path template names it, else query for GET,
-	// HEAD and DELETE, else body.
+	// Default: path if the path template names its wire name, else query
+	// for GET, HEAD and DELETE, else body.
 	In string `json:"in,omitempty"`
 
-	// HeaderName is the header field for an argument in a header.
-	// Default: the argument name.
+	// WireName is the argument's name in the upstream request: the query
+	// key, the header field, the body key, or the {slot} of the path
+	// template. It may hold what a tool-facing name should not, such as
+	// perPage, filter[status], $top or X-Api-Version; it is escaped where
+	// it goes, and must be a valid field name in a header. The input
+	// schema keeps Name. Default: the argument name.
+	WireName string `json:"wire_name,omitempty"`
+
+	// Nullable makes null a valid value: the schema's type becomes a
+	// union with "null", and a null is sent as null in a JSON body and
+	// left out of a query, a header and a form body. A path argument
+	// cannot be nullable. Default: false.
+	Nullable bool `json:"nullable,omitempty"`
+
+	// HeaderName is the header field for an argument in a header, as
+	// WireName is; set one of them. Default: the argument name.
 	HeaderName string `json:"header_name,omitempty"`
 
 	// Default is sent when the argument is omitted, and shown in the
@@ -167,6 +182,7 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 		def.Args = append(def.Args, upstream.Arg{
 			Name: a.Name, Type: a.Type, Required: a.Required, Description: a.Description,
 			In: upstream.Placement(a.In), HeaderName: a.HeaderName, Default: a.Default, Enum: a.Enum,
+			WireName: a.WireName, Nullable: a.Nullable,
 		})
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.Query)) {

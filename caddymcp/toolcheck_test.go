@@ -89,12 +89,12 @@ func TestCheckCaddyfile(t *testing.T) {
 		{
 			name:  "tool error found when compiled",
 			input: "mcp {\n tool t {\n  description d\n  get /items\n  arg status {\n   default pending\n   enum open shipped\n  }\n }\n}",
-			want:  `tool "t": arg "status": default "pending" does not fit the type and enum: /: value must be one of "open", "shipped", at Testfile:2`,
+			want:  `tool "t": arg "status": default "pending" does not fit the type and enum: /: value must be one of "open", "shipped", at Testfile:5`,
 		},
 		{
 			name:  "argument named like a query parameter of the upstream URL",
 			input: "mcp {\n upstream https://api.example.com/v2?tenant=acme\n tool t {\n  description d\n  get /items\n  arg tenant\n }\n}",
-			want:  `tool "t": argument "tenant": the query parameter tenant is fixed by the upstream URL, and an argument cannot add to it, at Testfile:3`,
+			want:  `tool "t": argument "tenant": the query parameter tenant is fixed by the upstream URL, and an argument cannot add to it, at Testfile:6`,
 		},
 		{
 			name:  "upstream with credentials",

@@ -44,12 +44,12 @@ func argsSchema(args []Arg) ([]byte, error) {
 			word = "string"
 		}
 		if _, ok := argTypes[word]; !ok {
-			return nil, fmt.Errorf("arg %q: unknown type %q (want string, integer, number, boolean, object, array, or string[], integer[], number[], boolean[], object[])", a.Name, a.Type)
+			return nil, argError(a.Name, fmt.Errorf("arg %q: unknown type %q (want string, integer, number, boolean, object, array, or string[], integer[], number[], boolean[], object[])", a.Name, a.Type))
 		}
 		typ, items := SchemaType(word)
 		prop, err := propertySchema(a, typ, items)
 		if err != nil {
-			return nil, fmt.Errorf("arg %q: %v", a.Name, err)
+			return nil, argError(a.Name, fmt.Errorf("arg %q: %v", a.Name, err))
 		}
 		if i > 0 {
 			b.WriteByte(',')
@@ -72,15 +72,27 @@ func argsSchema(args []Arg) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// propertySchema is the schema of one typed arg. A nullable one has the
+// type [typ, "null"], and null joins its enum: an enum of values alone
+// would refuse null, whatever the type says. (The enum of an array lists
+// its items, and the items do not become nullable.)
 func propertySchema(a *Arg, typ, items string) ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"type":%q`, typ)
+	if a.Nullable {
+		fmt.Fprintf(&b, `{"type":[%q,"null"]`, typ)
+	} else {
+		fmt.Fprintf(&b, `{"type":%q`, typ)
+	}
 	if a.Description != "" {
 		d, _ := json.Marshal(a.Description)
 		b.WriteString(`,"description":`)
 		b.Write(d)
 	}
-	enum, err := enumJSON(a.Enum)
+	values := a.Enum
+	if a.Nullable && typ != "array" && len(values) > 0 && !slices.ContainsFunc(values, isNull) {
+		values = append(slices.Clip(values), json.RawMessage("null"))
+	}
+	enum, err := enumJSON(values)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +136,8 @@ func propertySchema(a *Arg, typ, items string) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
 func enumJSON(values []json.RawMessage) ([]byte, error) {
 	if len(values) == 0 {

@@ -210,45 +210,60 @@ func FuzzPathTemplate(f *testing.F) {
 // argument objects. Invariants: no panic; the request goes to the base
 // URL's scheme, host and path prefix; no header value holds CR, LF or
 // another control character; an argument adds no header field and no query
-// key other than its own; the fixed query keys (of the base URL and the
-// query lines) keep exactly their configured value, and no argument of any
-// case of those names is in the query or at the top of a JSON or form
-// body; the configured secret appears only where the configuration puts
-// it, never in the call's label; argument text never reaches the replacer.
+// key other than its own (its wire name); the fixed query keys (of the
+// base URL and the query lines) keep exactly their configured value, and
+// no argument of any case of those names is in the query or at the top of
+// a JSON or form body; a null argument is in no query or form body, and is
+// null in a JSON body; the configured secret appears only where the
+// configuration puts it, never in the call's label; argument text never
+// reaches the replacer.
+//
+// The placement byte places b (its high bit makes b nullable); wire is
+// the wire name of q.
 func FuzzNewRequest(f *testing.F) {
 	for _, seed := range []struct {
 		method, path, headerName string
 		placement, body          byte
 		args                     string
+		wire                     string
 	}{
-		{"get", "/repos/{id}", "X-Request-Id", 0, 0, `{"id":"caddy","q":"open","h":"r-1"}`},
-		{"GET", "/items/{id}", "X-Trace", 1, 0, `{"id":42,"q":["a","b"],"t":[1,2.5,true]}`},
-		{"post", "/items", "X-Trace", 3, 0, `{"id":"x","b":{"nested":[1,{"a":null}]},"extra":"e"}`},
-		{"put", "/list/{id}", "X-H", 3, 2, `{"id":"7","b":[1,"two"]}`},
-		{"patch", "/form", "X-H", 3, 1, `{"b":["x","y"],"q":"1 2"}`},
-		{"delete", "/x/{id}", "X-H", 0, 0, `{"id":"..","force":true}`},
-		{"head", "/x/{id}", "X-H", 2, 0, `{"id":"a/../b"}`},
-		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\r\nX-Injected: 1"}`},
-		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\u0000b","q":"a&key=stolen#f"}`},
-		{"GET", "/x/{id}", "Authorization", 2, 0, `{"id":"ok","h":"Bearer mine"}`},
-		{"GET", "/x/{id}", "Host", 2, 0, `{"id":"ok","h":"evil.example"}`},
-		{"GET", "/x/{id}/{env.SECRET}", "X-H", 2, 0, `{"id":"{env.SECRET}","q":"{env.SECRET}","h":"{env.SECRET}"}`},
-		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":1e400}`},
-		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":9007199254740993,"q":-0.0}`},
-		{"POST", "/x", "X-H", 1, 9, `{"b":"v"}`},
-		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"ok","key":"attacker","V":"2","fixed":["a","b"]}`},
-		{"POST", "/x/{id}", "X-H", 3, 0, `{"id":"ok","key":"attacker","b":1}`},
-		{"PATCH", "/x/{id}", "X-H", 3, 1, `{"id":"ok","Fixed":"x"}`},
-		{"PUT", "/x/{id}", "X-H", 3, 2, `{"id":"ok","b":{"key":"v"},"extra":"replaces the body"}`},
-		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"..\u0000"}`},
-		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"\uff0e\uff0e"}`},
-		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"a\u0085b"}`},
-		{"GET", "/x/%{id}", "X-H", 0, 0, `{"id":"0a"}`},
-		{"TRACE", "/", "", 0, 0, `{}`},
-		{"GET", "x", "", 0, 0, `null`},
-		{"GET", "/?q", "", 0, 0, `[]`},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":"open","p":10,"b":"x"}`, "filter[status]"},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":5,"filter[status]":"x","perPage":1000}`, "$top"},
+		{"POST", "/items", "X-H", 0x83, 0, `{"q":null,"b":null,"p":null,"x":null}`, "dueDate"},
+		{"PATCH", "/items/{id}", "X-H", 0x83, 1, `{"id":"1","q":null,"b":null}`, "user[name]"},
+		{"GET", "/items/{id}", "X-H", 0x84, 0, `{"id":"1","b":null}`, "a&key=stolen"},
+		{"GET", "/items/{perPage}", "X-H", 0, 0, `{"p":"7","q":"v"}`, "id"},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":"v"}`, "KEY"},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":"v"}`, "a\r\nb"},
+		{"GET", "/items/{x}", "X-H", 1, 0, `{"id":"1","q":"v"}`, "x"},
+		{"get", "/repos/{id}", "X-Request-Id", 0, 0, `{"id":"caddy","q":"open","h":"r-1"}`, ""},
+		{"GET", "/items/{id}", "X-Trace", 1, 0, `{"id":42,"q":["a","b"],"t":[1,2.5,true]}`, ""},
+		{"post", "/items", "X-Trace", 3, 0, `{"id":"x","b":{"nested":[1,{"a":null}]},"extra":"e"}`, ""},
+		{"put", "/list/{id}", "X-H", 3, 2, `{"id":"7","b":[1,"two"]}`, ""},
+		{"patch", "/form", "X-H", 3, 1, `{"b":["x","y"],"q":"1 2"}`, ""},
+		{"delete", "/x/{id}", "X-H", 0, 0, `{"id":"..","force":true}`, ""},
+		{"head", "/x/{id}", "X-H", 2, 0, `{"id":"a/../b"}`, ""},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\r\nX-Injected: 1"}`, ""},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\u0000b","q":"a&key=stolen#f"}`, ""},
+		{"GET", "/x/{id}", "Authorization", 2, 0, `{"id":"ok","h":"Bearer mine"}`, ""},
+		{"GET", "/x/{id}", "Host", 2, 0, `{"id":"ok","h":"evil.example"}`, ""},
+		{"GET", "/x/{id}/{env.SECRET}", "X-H", 2, 0, `{"id":"{env.SECRET}","q":"{env.SECRET}","h":"{env.SECRET}"}`, ""},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":1e400}`, ""},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":9007199254740993,"q":-0.0}`, ""},
+		{"POST", "/x", "X-H", 1, 9, `{"b":"v"}`, ""},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"ok","key":"attacker","V":"2","fixed":["a","b"]}`, ""},
+		{"POST", "/x/{id}", "X-H", 3, 0, `{"id":"ok","key":"attacker","b":1}`, ""},
+		{"PATCH", "/x/{id}", "X-H", 3, 1, `{"id":"ok","Fixed":"x"}`, ""},
+		{"PUT", "/x/{id}", "X-H", 3, 2, `{"id":"ok","b":{"key":"v"},"extra":"replaces the body"}`, ""},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"..\u0000"}`, ""},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"\uff0e\uff0e"}`, ""},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"a\u0085b"}`, ""},
+		{"GET", "/x/%{id}", "X-H", 0, 0, `{"id":"0a"}`, ""},
+		{"TRACE", "/", "", 0, 0, `{}`, ""},
+		{"GET", "x", "", 0, 0, `null`, ""},
+		{"GET", "/?q", "", 0, 0, `[]`, ""},
 	} {
-		f.Add(seed.method, seed.path, seed.headerName, seed.placement, seed.body, []byte(seed.args))
+		f.Add(seed.method, seed.path, seed.headerName, seed.placement, seed.body, []byte(seed.args), seed.wire)
 	}
 	secret := fuzzNonce(f)
 	nonce := fuzzNonce(f)
@@ -259,16 +274,18 @@ func FuzzNewRequest(f *testing.F) {
 	placements := []Placement{"", InQuery, InHeader, InBody, InPath, "cookie"}
 	modes := []BodyMode{"", BodyJSON, BodyForm, BodyArg}
 
-	f.Fuzz(func(t *testing.T, method, path, headerName string, placement, body byte, rawArgs []byte) {
+	f.Fuzz(func(t *testing.T, method, path, headerName string, placement, body byte, rawArgs []byte, wire string) {
 		spec := planSpec{
 			Method: method,
 			Path:   path,
 			Args: []planArg{
 				{Name: "id"},
-				{Name: "q"},
+				{Name: "q", Wire: wire},
 				{Name: "h", In: InHeader, HeaderName: headerName},
-				{Name: "b", In: placements[int(placement)%len(placements)]},
+				{Name: "b", In: placements[int(placement&0x7f)%len(placements)], Nullable: placement&0x80 != 0},
 				{Name: "t", Type: "array", In: InQuery},
+				{Name: "p", Wire: "perPage", In: InQuery, Nullable: true},
+				{Name: "x", Wire: "X-Api-Version", In: InHeader, Nullable: true},
 			},
 			Query:  []Field{{Name: "key", Value: "{env.SECRET}"}, {Name: "v", Value: "1"}},
 			Header: []Field{{Name: "Authorization", Value: "Bearer {env.SECRET}"}, {Name: "X-Fixed", Value: "fixed {http.vars.x}"}},
@@ -301,7 +318,7 @@ func FuzzNewRequest(f *testing.F) {
 			}
 			return
 		}
-		checkRequest(t, path, req, call, args, secret, spec.Body)
+		checkRequest(t, tool, path, req, call, args, secret, spec.Body)
 
 		// Every string argument with a placeholder appended: it must stay
 		// text, never go through the replacer.
@@ -314,7 +331,7 @@ func FuzzNewRequest(f *testing.F) {
 			}
 		}
 		if err == nil {
-			checkRequest(t, path, req, call, marked, secret, spec.Body)
+			checkRequest(t, tool, path, req, call, marked, secret, spec.Body)
 		}
 	})
 }
@@ -344,8 +361,15 @@ func markStrings(v any, suffix string) any {
 // fix, and the one value each must arrive with.
 var fuzzFixedQuery = map[string]string{"fixed": "1", "key": "", "v": "1"}
 
-func checkRequest(t *testing.T, tmpl string, req *http.Request, call Target, args map[string]any, secret string, mode BodyMode) {
+func checkRequest(t *testing.T, tool *requestPlan, tmpl string, req *http.Request, call Target, args map[string]any, secret string, mode BodyMode) {
 	t.Helper()
+	// The wire names of the arguments given, by place, and the value each
+	// was given.
+	sent := map[wireKey]any{}
+	for name, v := range args {
+		_, in, key := tool.keyOf(name)
+		sent[wireKey{in, key}] = v
+	}
 	if req.URL.Scheme != "https" || req.URL.Host != "api.example.com" || req.Host != "api.example.com" {
 		t.Fatalf("the request left the upstream: URL %s, Host %q", req.URL, req.Host)
 	}
@@ -381,9 +405,12 @@ func checkRequest(t *testing.T, tmpl string, req *http.Request, call Target, arg
 		t.Fatalf("the query %q does not parse: %v", req.URL.RawQuery, err)
 	}
 	for key, values := range query {
-		_, isArg := args[key]
+		v, isArg := sent[wireKey{InQuery, key}]
 		if key != "fixed" && key != "key" && key != "v" && !isArg {
 			t.Fatalf("query key %q comes from no argument: %q", key, req.URL.RawQuery)
+		}
+		if isArg && v == nil {
+			t.Fatalf("query key %q is a null argument: %q", key, req.URL.RawQuery)
 		}
 		for _, v := range values {
 			if key != "key" && strings.Contains(v, secret) {
@@ -442,12 +469,19 @@ func checkRequest(t *testing.T, tmpl string, req *http.Request, call Target, arg
 			form, _ := url.ParseQuery(string(b))
 			for k := range form {
 				keys = append(keys, k)
+				if v, isArg := sent[wireKey{InBody, k}]; !isArg || v == nil {
+					t.Fatalf("form key %q is no argument, or a null one: %q", k, b)
+				}
 			}
 		case "", BodyJSON:
 			var obj map[string]json.RawMessage
 			_ = json.Unmarshal(b, &obj)
-			for k := range obj {
+			for k, raw := range obj {
 				keys = append(keys, k)
+				v, isArg := sent[wireKey{InBody, k}]
+				if !isArg || (v == nil) != (string(raw) == "null") {
+					t.Fatalf("body key %q is no argument, or null is not sent as null: %q", k, b)
+				}
 			}
 		}
 		for _, k := range keys {

@@ -49,9 +49,11 @@ type Arg struct {
 	Required    bool
 	Description string
 	// In is where the argument goes; "" picks the default: path when the
-	// path template names it, else query for GET, HEAD and DELETE, else body.
+	// path template names its wire name, else query for GET, HEAD and
+	// DELETE, else body.
 	In Placement
-	// HeaderName is the header field for In == InHeader; default Name.
+	// HeaderName is the header field for In == InHeader; default the wire
+	// name. It and WireName do not go together.
 	HeaderName string
 	// Default is the JSON sent when the argument is omitted; nil for none.
 	Default json.RawMessage
@@ -68,7 +70,7 @@ type Arg struct {
 
 // typed reports whether the arg line declares anything beyond placement.
 func (a *Arg) typed() bool {
-	return a.Type != "" || a.Required || a.Description != "" || a.Default != nil || len(a.Enum) > 0
+	return a.Type != "" || a.Required || a.Description != "" || a.Default != nil || len(a.Enum) > 0 || a.Nullable
 }
 
 // Operation is one tool's HTTP operation, built once from its Definition
@@ -102,7 +104,7 @@ func NewOperation(def Definition) (*Operation, error) {
 	if len(def.InputSchema) > 0 {
 		for _, a := range def.Args {
 			if a.typed() {
-				return nil, fmt.Errorf("arg %q: typed arg lines and input_schema do not mix; beside input_schema an arg line only places a property (in, header_name)", a.Name)
+				return nil, argError(a.Name, fmt.Errorf("arg %q: typed arg lines and input_schema do not mix; beside input_schema an arg line only places a property (in, name, header_name)", a.Name))
 			}
 		}
 		op.schema = def.InputSchema
@@ -112,7 +114,7 @@ func NewOperation(def Definition) (*Operation, error) {
 		}
 		for _, a := range def.Args {
 			if _, ok := props[a.Name]; !ok {
-				return nil, fmt.Errorf("arg %q places a property that input_schema does not have", a.Name)
+				return nil, argError(a.Name, fmt.Errorf("arg %q places a property that input_schema does not have", a.Name))
 			}
 		}
 	} else if op.schema, err = argsSchema(def.Args); err != nil {
@@ -147,18 +149,19 @@ func NewOperation(def Definition) (*Operation, error) {
 			}
 			pa := planArg{Name: name, Type: typ, Default: p.Default}
 			if a, ok := placed[name]; ok {
-				pa.In, pa.HeaderName = a.In, a.HeaderName
+				pa.In, pa.HeaderName, pa.Wire = a.In, a.HeaderName, a.WireName
 			}
 			spec.Args = append(spec.Args, pa)
 		}
 	} else {
 		for _, a := range def.Args {
 			typ, items := SchemaType(a.Type)
-			pa := planArg{Name: a.Name, Type: typ, Items: items, In: a.In, HeaderName: a.HeaderName}
+			pa := planArg{Name: a.Name, Wire: a.WireName, Type: typ, Items: items, In: a.In, HeaderName: a.HeaderName, Nullable: a.Nullable}
 			if a.Default != nil {
 				if err := json.Unmarshal(a.Default, &pa.Default); err != nil {
-					return nil, fmt.Errorf("arg %q: default: %v", a.Name, err)
+					return nil, argError(a.Name, fmt.Errorf("arg %q: default: %v", a.Name, err))
 				}
+				pa.NullDefault = pa.Default == nil
 			}
 			spec.Args = append(spec.Args, pa)
 		}

@@ -3,6 +3,8 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,11 +40,25 @@ func TestNewOperationRefuses(t *testing.T) {
 			`output_schema: the root must be an object schema ("type": "object")`},
 		{"an object arg in the query", Definition{Method: "GET", Path: "/", Args: []Arg{{Name: "f", Type: "object"}}},
 			`argument "f": objects go only in the body, not in the query`},
+		{"a nullable arg line beside input_schema", Definition{Method: "GET", Path: "/", InputSchema: raw(`{"type":"object","properties":{"a":{}}}`), Args: []Arg{{Name: "a", Nullable: true}}},
+			`arg "a": typed arg lines and input_schema do not mix`},
+		{"a null default of an arg that is not nullable", Definition{Method: "GET", Path: "/", Args: []Arg{{Name: "a", Default: raw(`null`)}}},
+			`arg "a": default null does not fit the type and enum`},
+		{"a wire name and a header_name", Definition{Method: "GET", Path: "/", Args: []Arg{{Name: "a", In: InHeader, WireName: "X-A", HeaderName: "X-B"}}},
+			`argument "a": name and header_name both name its header field`},
+		{"a nullable path arg", Definition{Method: "GET", Path: "/i/{itemId}", Args: []Arg{{Name: "item_id", WireName: "itemId", Nullable: true}}},
+			`argument "item_id" is nullable, but a path cannot hold null`},
 	}
 	for _, tt := range tests {
 		_, err := NewOperation(tt.def)
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want one starting %q", tt.name, err, tt.want)
+		}
+		// A fault of one arg line names it, so that a configuration can
+		// point at that line.
+		var part *PartError
+		if len(tt.def.Args) == 1 && tt.def.Args[0].Name != "" && (!errors.As(err, &part) || part.Arg != tt.def.Args[0].Name) {
+			t.Errorf("%s: %v names no arg %q", tt.name, err, tt.def.Args[0].Name)
 		}
 	}
 }
@@ -69,6 +85,72 @@ func TestOperationSchema(t *testing.T) {
 	}
 	if got := string(op.InputSchema()); got != doc {
 		t.Errorf("input_schema %s, want %s", got, doc)
+	}
+}
+
+// TestOperationWireNamesAndNull: the schema names an argument as the
+// model does and says where null is a value; the request names it as the
+// API does and sends null only in a JSON body.
+func TestOperationWireNamesAndNull(t *testing.T) {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	op, err := NewOperation(Definition{Name: "update", Method: "PATCH", Path: "/items/{itemId}", Args: []Arg{
+		{Name: "item_id", WireName: "itemId", Type: "integer", Required: true},
+		{Name: "due_date", WireName: "dueDate", Nullable: true, Required: true},
+		{Name: "state", Nullable: true, Enum: []json.RawMessage{raw(`"open"`), raw(`"closed"`)}},
+		{Name: "labels", Type: "string[]", Nullable: true, Enum: []json.RawMessage{raw(`"a"`)}},
+		{Name: "note", Nullable: true, Default: raw(`null`)},
+		{Name: "version", WireName: "X-Api-Version", In: InHeader, Nullable: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"item_id":{"type":"integer"},"due_date":{"type":["string","null"]},` +
+		`"state":{"type":["string","null"],"enum":["open","closed",null]},"labels":{"type":["array","null"],"items":{"type":"string","enum":["a"]}},` +
+		`"note":{"type":["string","null"],"default":null},"version":{"type":["string","null"]}},"required":["item_id","due_date"],"additionalProperties":false}`
+	if got := string(op.InputSchema()); got != want {
+		t.Errorf("schema\n%s\nwant\n%s", got, want)
+	}
+	for _, bad := range []map[string]any{
+		{"item_id": json.Number("1")},                                              // a required nullable arg is still required
+		{"item_id": json.Number("1"), "due_date": nil, "labels": []any{nil}},       // the items are not nullable
+		{"item_id": nil, "due_date": nil},                                          // nor is an arg without nullable
+		{"item_id": json.Number("1"), "due_date": nil, "itemId": json.Number("1")}, // the wire name is not the model's
+	} {
+		if _, err := op.Check(bad); err == nil {
+			t.Errorf("Check accepted %v", bad)
+		}
+	}
+	args, err := op.Check(map[string]any{"item_id": json.Number("7"), "due_date": nil, "state": nil, "labels": nil, "version": nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _, err := op.Request(context.Background(), mustURL(t, "https://api.example.com"), args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(req.Body)
+	if got, want := req.URL.String(), "https://api.example.com/items/7"; got != want {
+		t.Errorf("URL %s, want %s", got, want)
+	}
+	if got, want := string(body), `{"dueDate":null,"labels":null,"note":null,"state":null}`; got != want {
+		t.Errorf("body %s, want %s", got, want)
+	}
+	if _, set := req.Header["X-Api-Version"]; set {
+		t.Errorf("a null header argument was sent: %q", req.Header["X-Api-Version"])
+	}
+
+	// Beside an input_schema, an arg line may name the wire name.
+	op, err = NewOperation(Definition{Name: "list", Method: "GET", Path: "/items", InputSchema: raw(`{"type":"object","properties":{"top":{"type":"integer"}}}`),
+		Args: []Arg{{Name: "top", WireName: "$top"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _, err = op.Request(context.Background(), mustURL(t, "https://api.example.com"), map[string]any{"top": json.Number("5")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := req.URL.RawQuery, "%24top=5"; got != want {
+		t.Errorf("query %s, want %s", got, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -36,17 +37,27 @@ const (
 // planArg is one argument and where it goes.
 type planArg struct {
 	Name string
+	// Wire is the argument's name in the request: the query key, the body
+	// key or the path template's slot; default Name. In a header, the
+	// field is HeaderName or, without one, Wire.
+	Wire string
 	// Type is the argument's JSON Schema type ("string", "array", ...), or
 	// "" when the schema does not say; Items is the item type of an array.
 	Type  string
 	Items string
 	// In is where the argument goes; "" picks the default: path when the
-	// path template names it, else query for GET, HEAD and DELETE, else body.
+	// path template names its wire name, else query for GET, HEAD and
+	// DELETE, else body.
 	In Placement
-	// HeaderName is the header field for In == InHeader; default Name.
+	// HeaderName is the header field for In == InHeader; default Wire.
 	HeaderName string
 	// Default is sent when the argument is omitted; nil for none.
 	Default any
+	// NullDefault marks a Default of null: an omitted argument is sent as
+	// null, as a given null is.
+	NullDefault bool
+	// Nullable makes null a value; a path slot cannot hold it.
+	Nullable bool
 }
 
 // Field is a fixed header or query parameter from the configuration.
@@ -105,6 +116,15 @@ type requestPlan struct {
 	// hasBody is set when a declared argument goes in the body: the body
 	// is then sent even when every body argument is omitted.
 	hasBody bool
+	// keys are the declared arguments by the query or body key they are
+	// sent under, which an undeclared argument must not take.
+	keys map[wireKey]*planArg
+}
+
+// wireKey is a key of the query or of the body.
+type wireKey struct {
+	in  Placement
+	key string
 }
 
 type fixedField struct {
@@ -157,6 +177,7 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 	if method == http.MethodGet || method == http.MethodHead || method == http.MethodDelete {
 		p.extra = InQuery
 	}
+	byWire := make(map[string][]*planArg, len(spec.Args))
 	for i := range spec.Args {
 		a := spec.Args[i]
 		if a.Name == "" {
@@ -165,13 +186,38 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 		if _, dup := p.args[a.Name]; dup {
 			return nil, fmt.Errorf("argument %q is declared twice", a.Name)
 		}
+		if a.Wire != "" {
+			if a.HeaderName != "" {
+				return nil, argError(a.Name, fmt.Errorf("argument %q: name and header_name both name its header field; keep name", a.Name))
+			}
+			if err := checkWireName(a.Wire); err != nil {
+				return nil, argError(a.Name, fmt.Errorf("argument %q: wire name %q: %v", a.Name, a.Wire, err))
+			}
+		} else {
+			a.Wire = a.Name
+		}
 		p.args[a.Name] = &a
+		byWire[a.Wire] = append(byWire[a.Wire], &a)
 	}
-	path, err := ParseTemplate(spec.Path, func(name string) bool { return p.args[name] != nil })
+	// A slot names a wire name. An argument's own name in a slot, when the
+	// argument has another wire name, is taken here to say so below.
+	path, err := ParseTemplate(spec.Path, func(name string) bool { return byWire[name] != nil || p.args[name] != nil })
 	if err != nil {
 		return nil, pathError(err)
 	}
-	p.path = path
+	slotArg := make(map[string]string, len(path.Slots()))
+	for _, slot := range path.Slots() {
+		if _, done := slotArg[slot]; done {
+			continue
+		}
+		a, err := slotOwner(slot, spec.Path, byWire[slot], p.args[slot])
+		if err != nil {
+			return nil, err
+		}
+		a.In = InPath
+		slotArg[slot] = a.Name
+	}
+	p.path = path.bound(slotArg)
 	headerNames := make(map[string]string)
 	for _, f := range spec.Header {
 		name := http.CanonicalHeaderKey(f.Name)
@@ -187,24 +233,23 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 		}
 		p.query = append(p.query, fixedField{name: f.Name, value: NewText(f.Value)})
 	}
+	p.keys = make(map[wireKey]*planArg)
 	for _, name := range argNames(spec.Args) {
 		a := p.args[name]
-		inPath := path.HasSlot(a.Name)
 		placed := a.In != ""
 		switch {
-		case a.In == "" && inPath:
-			a.In = InPath
 		case a.In == "":
 			a.In = p.extra
-		case a.In == InPath && !inPath:
-			return nil, argError(a.Name, fmt.Errorf("argument %q is placed in the path, but the path %q has no {%s}", a.Name, spec.Path, a.Name))
-		case a.In != InPath && inPath:
-			return nil, argError(a.Name, fmt.Errorf("argument %q is in the path %q but placed in %s", a.Name, spec.Path, a.In))
+		case a.In == InPath && slotArg[a.Wire] != a.Name:
+			return nil, argError(a.Name, fmt.Errorf("argument %q is placed in the path, but the path %q has no {%s}", a.Name, spec.Path, a.Wire))
 		}
 		switch a.In {
 		case InPath, InHeader:
 			if a.Type == "array" || a.Type == "object" {
 				return nil, argError(a.Name, fmt.Errorf("argument %q: %s arguments cannot go in the %s", a.Name, a.Type, a.In))
+			}
+			if a.In == InPath && a.Nullable {
+				return nil, argError(a.Name, fmt.Errorf("argument %q is nullable, but a path cannot hold null", a.Name))
 			}
 		case InQuery:
 			if a.Type == "object" || a.Items == "object" {
@@ -219,33 +264,42 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 			return nil, argError(a.Name, fmt.Errorf("argument %q: unknown placement %q (want path, query, header or body)", a.Name, a.In))
 		}
 		if a.In == InHeader {
-			if a.HeaderName == "" {
-				a.HeaderName = a.Name
+			field := a.HeaderName
+			if field == "" {
+				field = a.Wire
 			}
-			a.HeaderName = http.CanonicalHeaderKey(a.HeaderName)
-			if !httpguts.ValidHeaderFieldName(a.HeaderName) {
-				return nil, fmt.Errorf("argument %q: invalid header field name %q", a.Name, a.HeaderName)
+			field = http.CanonicalHeaderKey(field)
+			if !httpguts.ValidHeaderFieldName(field) {
+				return nil, argError(a.Name, fmt.Errorf("argument %q: invalid header field name %q", a.Name, field))
 			}
-			if argHeaderForbidden[a.HeaderName] {
-				return nil, fmt.Errorf("argument %q: header %s cannot be set by an argument", a.Name, a.HeaderName)
+			if argHeaderForbidden[field] {
+				return nil, argError(a.Name, fmt.Errorf("argument %q: header %s cannot be set by an argument", a.Name, field))
 			}
-			if other, taken := headerNames[a.HeaderName]; taken {
+			if other, taken := headerNames[field]; taken {
 				if other == "" {
-					return nil, fmt.Errorf("argument %q: header %s is already set by a fixed header", a.Name, a.HeaderName)
+					return nil, argError(a.Name, fmt.Errorf("argument %q: header %s is already set by a fixed header", a.Name, field))
 				}
-				return nil, fmt.Errorf("argument %q: header %s is already set by argument %q", a.Name, a.HeaderName, other)
+				return nil, argError(a.Name, fmt.Errorf("argument %q: header %s is already set by argument %q", a.Name, field, other))
 			}
-			headerNames[a.HeaderName] = a.Name
+			headerNames[field] = a.Name
+			a.HeaderName, a.Wire = field, field
 		} else if a.HeaderName != "" {
-			return nil, fmt.Errorf("argument %q: header_name goes only with 'in header'", a.Name)
+			return nil, argError(a.Name, fmt.Errorf("argument %q: header_name goes only with 'in header'", a.Name))
+		}
+		if a.In == InQuery || a.In == InBody {
+			key := wireKey{a.In, a.Wire}
+			if other := p.keys[key]; other != nil {
+				return nil, argError(a.Name, fmt.Errorf("argument %q: argument %q already goes in the %s as %s", a.Name, other.Name, a.In, a.Wire))
+			}
+			p.keys[key] = a
 		}
 		if a.In == InBody {
 			p.hasBody = true
 			if p.body == BodyForm && a.Type == "object" {
-				return nil, fmt.Errorf("argument %q: object arguments cannot go in a form body", a.Name)
+				return nil, argError(a.Name, fmt.Errorf("argument %q: object arguments cannot go in a form body", a.Name))
 			}
 		}
-		if a.Default != nil {
+		if a.Default != nil || a.NullDefault {
 			p.defaults = append(p.defaults, a)
 		}
 	}
@@ -277,11 +331,58 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 		fixed[f.name] = nil
 	}
 	for _, name := range argNames(spec.Args) {
-		if key, taken := fixedKey(name, fixed); taken && p.sendsKey(p.args[name]) {
-			return nil, fmt.Errorf("argument %q: the query parameter %s is fixed by a query line, and an argument cannot add to it", name, key)
+		if key, taken := fixedKey(p.args[name].Wire, fixed); taken && p.sendsKey(p.args[name]) {
+			return nil, argError(name, fmt.Errorf("argument %q: the query parameter %s is fixed by a query line, and an argument cannot add to it", name, key))
 		}
 	}
 	return p, nil
+}
+
+// slotOwner returns the argument that fills the slot {slot} of path: of
+// those named on the wire as slot (candidates), the one not placed
+// elsewhere. An API may name a path parameter and a query parameter
+// alike, so one other may be placed in the query. named is the argument
+// whose own name is slot, when no wire name is.
+func slotOwner(slot, path string, candidates []*planArg, named *planArg) (*planArg, error) {
+	if len(candidates) == 0 {
+		return nil, argError(named.Name, fmt.Errorf("argument %q goes in the path as {%s}, its wire name, but the path %q has {%s}", named.Name, named.Wire, path, slot))
+	}
+	var owner *planArg
+	for _, a := range candidates {
+		if a.In != "" && a.In != InPath {
+			continue
+		}
+		if owner != nil {
+			return nil, argError(a.Name, fmt.Errorf("argument %q: argument %q already goes in the path as {%s}", a.Name, owner.Name, slot))
+		}
+		owner = a
+	}
+	if owner == nil {
+		a := candidates[0]
+		return nil, argError(a.Name, fmt.Errorf("argument %q is in the path %q but placed in %s", a.Name, path, a.In))
+	}
+	return owner, nil
+}
+
+// checkWireName refuses a wire name no request can carry as it is
+// written: one with a control character or a byte that is not UTF-8,
+// which would be escaped in a query or a body, and read differently by
+// different servers in a header or a path.
+func checkWireName(wire string) error {
+	if controls(wire) > 0 {
+		return errors.New("a control character or a byte that is not UTF-8")
+	}
+	return nil
+}
+
+// keyOf returns where the argument name goes and under which key: a
+// declared argument under its wire name, another where the default
+// placement puts it, under its own name. a is nil for an undeclared one.
+func (p *requestPlan) keyOf(name string) (a *planArg, in Placement, key string) {
+	if a = p.args[name]; a != nil {
+		return a, a.In, a.Wire
+	}
+	return nil, p.extra, name
 }
 
 // sendsKey reports whether the argument a (nil: an undeclared one) goes on
@@ -323,7 +424,8 @@ func fixedKey(name string, fixed url.Values) (string, bool) {
 func (p *requestPlan) refuseFixed(args map[string]any, fixed url.Values) error {
 	var names []string
 	for name := range args {
-		if _, taken := fixedKey(name, fixed); taken && p.sendsKey(p.args[name]) {
+		a, _, key := p.keyOf(name)
+		if _, taken := fixedKey(key, fixed); taken && p.sendsKey(a) {
 			names = append(names, strconv.Quote(name))
 		}
 	}
@@ -364,8 +466,8 @@ func (p *requestPlan) checkBase(base *url.URL) error {
 	}
 	fixed, _ := url.ParseQuery(base.RawQuery)
 	for _, name := range slices.Sorted(maps.Keys(p.args)) {
-		if key, taken := fixedKey(name, fixed); taken && p.sendsKey(p.args[name]) {
-			return fmt.Errorf("argument %q: the query parameter %s is fixed by the upstream URL, and an argument cannot add to it", name, key)
+		if key, taken := fixedKey(p.args[name].Wire, fixed); taken && p.sendsKey(p.args[name]) {
+			return argError(name, fmt.Errorf("argument %q: the query parameter %s is fixed by the upstream URL, and an argument cannot add to it", name, key))
 		}
 	}
 	return nil

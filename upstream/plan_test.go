@@ -58,6 +58,24 @@ func TestRequestPlanRejects(t *testing.T) {
 		{"fragment in the path", planSpec{Method: "GET", Path: "/a#b"}, "query lines"},
 		{"object in the query", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "f", Type: "object"}}}, "only in the body"},
 		{"objects in the query", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "f", Type: "array", Items: "object"}}}, "only in the body"},
+		{"wire name and header_name", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "v", Wire: "X-A", In: InHeader, HeaderName: "X-B"}}}, `argument "v": name and header_name both name its header field`},
+		{"wire name not a header field", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "v", Wire: "X Version", In: InHeader}}}, `argument "v": invalid header field name "X Version"`},
+		{"wire name a forbidden header", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "v", Wire: "content-type", In: InHeader}}}, "header Content-Type cannot be set by an argument"},
+		{"wire name over a fixed header", planSpec{Method: "GET", Path: "/", Header: []Field{{"Authorization", "k"}}, Args: []planArg{{Name: "auth", Wire: "authorization", In: InHeader}}}, "header Authorization is already set by a fixed header"},
+		{"wire name over another header argument", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "a", In: InHeader, HeaderName: "X-Id"}, {Name: "b", Wire: "x-id", In: InHeader}}}, `header X-Id is already set by argument "a"`},
+		{"wire name with a control character", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "q", Wire: "a\nb"}}}, `argument "q": wire name "a\nb": a control character`},
+		{"two arguments with one query key", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "a", Wire: "perPage"}, {Name: "b", Wire: "perPage"}}}, `argument "b": argument "a" already goes in the query as perPage`},
+		{"a wire name that is another argument's name", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "a", Wire: "b"}, {Name: "b"}}}, `argument "b": argument "a" already goes in the query as b`},
+		{"two arguments with one body key", planSpec{Method: "POST", Path: "/", Body: BodyForm, Args: []planArg{{Name: "a", Wire: "user[name]"}, {Name: "b", Wire: "user[name]"}}}, `argument "b": argument "a" already goes in the body as user[name]`},
+		{"two arguments in one path slot", planSpec{Method: "GET", Path: "/i/{id}", Args: []planArg{{Name: "a", Wire: "id"}, {Name: "b", Wire: "id", In: InPath}}}, `argument "b": argument "a" already goes in the path as {id}`},
+		{"wire name over a query line", planSpec{Method: "GET", Path: "/", Query: []Field{{"tenant", "acme"}}, Args: []planArg{{Name: "t", Wire: "Tenant"}}}, `argument "t": the query parameter tenant is fixed by a query line`},
+		{"body wire name over a query line", planSpec{Method: "POST", Path: "/", Query: []Field{{"$top", "5"}}, Args: []planArg{{Name: "top", Wire: "$top"}}}, `argument "top": the query parameter $top is fixed`},
+		{"a slot that names the argument, not its wire name", planSpec{Method: "GET", Path: "/items/{item_id}", Args: []planArg{{Name: "item_id", Wire: "itemId"}}},
+			`argument "item_id" goes in the path as {itemId}, its wire name, but the path "/items/{item_id}" has {item_id}`},
+		{"in path without a slot for the wire name", planSpec{Method: "GET", Path: "/items", Args: []planArg{{Name: "item_id", Wire: "itemId", In: InPath}}}, `the path "/items" has no {itemId}`},
+		{"a wire name slot placed elsewhere", planSpec{Method: "GET", Path: "/items/{itemId}", Args: []planArg{{Name: "item_id", Wire: "itemId", In: InHeader}}}, "placed in header"},
+		{"nullable in the path", planSpec{Method: "GET", Path: "/items/{id}", Args: []planArg{{Name: "id", Nullable: true}}}, `argument "id" is nullable, but a path cannot hold null`},
+		{"nullable placed in the path", planSpec{Method: "GET", Path: "/items/{itemId}", Args: []planArg{{Name: "item_id", Wire: "itemId", In: InPath, Nullable: true}}}, "a path cannot hold null"},
 	}
 	for _, tt := range tests {
 		_, err := newRequestPlan(tt.spec)
@@ -78,6 +96,8 @@ func TestCheckBase(t *testing.T) {
 		{planSpec{Method: "GET", Path: "/r/{region}", Args: []planArg{{Name: "region"}}}, ""},
 		{planSpec{Method: "GET", Path: "/s", Args: []planArg{{Name: "region", In: InHeader}}}, ""},
 		{planSpec{Method: "PUT", Path: "/s", Body: BodyArg, BodyArg: "region", Args: []planArg{{Name: "region"}}}, ""},
+		{planSpec{Method: "GET", Path: "/s", Args: []planArg{{Name: "area", Wire: "REGION"}}}, `argument "area": the query parameter Region is fixed by the upstream URL`},
+		{planSpec{Method: "GET", Path: "/s", Args: []planArg{{Name: "region", Wire: "zone"}}}, ""},
 	} {
 		tool, err := newRequestPlan(tt.spec)
 		if err != nil {
@@ -143,6 +163,14 @@ func TestRequestPlanNamesThePart(t *testing.T) {
 		{"bad placement", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "x", In: "cookie"}}}, "x", true},
 		{"method", planSpec{Method: "TRACE", Path: "/"}, "", false},
 		{"duplicate arg", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "a"}, {Name: "a"}}}, "", false},
+		{"wire name and header_name", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "v", Wire: "X-A", In: InHeader, HeaderName: "X-B"}}}, "v", true},
+		{"wire name not a header field", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "v", Wire: "X Version", In: InHeader}}}, "v", true},
+		{"two arguments with one query key", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "a", Wire: "k"}, {Name: "b", Wire: "k"}}}, "b", true},
+		{"a slot that names the argument, not its wire name", planSpec{Method: "GET", Path: "/items/{item_id}", Args: []planArg{{Name: "item_id", Wire: "itemId"}}}, "item_id", true},
+		{"nullable in the path", planSpec{Method: "GET", Path: "/items/{id}", Args: []planArg{{Name: "id", Nullable: true}}}, "id", true},
+		{"wire name over a fixed header", planSpec{Method: "GET", Path: "/", Header: []Field{{"Authorization", "k"}}, Args: []planArg{{Name: "auth", Wire: "authorization", In: InHeader}}}, "auth", true},
+		{"wire name over a query line", planSpec{Method: "GET", Path: "/", Query: []Field{{"tenant", "acme"}}, Args: []planArg{{Name: "t", Wire: "Tenant"}}}, "t", true},
+		{"header_name without header", planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "h", HeaderName: "X-H"}}}, "h", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,7 +38,22 @@ func quickTools() []Definition {
 			{Name: "n", Type: "integer", Default: json.RawMessage(`3`)},
 			{Name: "f", Type: "number", Default: json.RawMessage(`2.5`)},
 		}},
+		Definition{Name: "nullenum", Method: "POST", Path: "/x", Args: []Arg{
+			{Name: "s", Type: "string", Enum: raw(`"open"`, `null`)},
+		}},
+		Definition{Name: "nullable", Method: "POST", Path: "/x", Args: []Arg{
+			{Name: "s", Type: "string", Enum: raw(`"open"`, `"closed"`), Required: true, Nullable: true, WireName: "filter[state]"},
+			{Name: "l", Type: "string[]", Enum: raw(`"a"`, `"b"`), Nullable: true, WireName: "$top"},
+			{Name: "n", Type: "integer", Enum: raw(`1`, `2`), Nullable: true},
+			{Name: "f", Type: "number", Nullable: true, Default: json.RawMessage(`null`), WireName: "perPage"},
+		}},
 	)
+	for i, w := range words {
+		tools = append(tools, Definition{Name: fmt.Sprintf("null%d", i), Method: "POST", Path: "/x", Args: []Arg{
+			{Name: "a", Type: w, Required: true, Nullable: true, WireName: "A"},
+			{Name: "b", Type: w, Nullable: true, WireName: "a"},
+		}})
+	}
 	return tools
 }
 
@@ -157,6 +172,18 @@ func TestQuickCheckDefersTheRest(t *testing.T) {
 		{"numenum", `{"n":1}`, false}, // a numeric enum is the validator's
 		{"defaults", `{}`, true},
 		{"defaults", `{"n":4,"f":1}`, true},
+		{"nullenum", `{"s":""}`, false}, // null in the enum lets no "" through
+		{"nullenum", `{"s":"open"}`, false},
+		{"nullable", `{"s":null}`, true},
+		{"nullable", `{"s":"open","l":null,"n":null,"f":null}`, true},
+		{"nullable", `{"s":"open","l":[null]}`, false},
+		{"nullable", `{"s":"open","n":1}`, false}, // a numeric enum is still the validator's
+		{"nullable", `{"s":"pending"}`, false},
+		{"nullable", `{}`, false},
+		{"null2", `{"a":null,"b":7}`, true},
+		{"null5", `{"a":null,"b":{}}`, true},
+		{"null7", `{"a":["x"],"b":null}`, true},
+		{"null7", `{"a":[null]}`, false},
 	}
 	for _, c := range cases {
 		q, v := checkQuick(t, tools[c.tool], c.args)
@@ -179,6 +206,7 @@ func FuzzQuickCheck(f *testing.F) {
 		f.Add(`{"a":` + v + `}`)
 		f.Add(`{"a":"x","b":` + v + `}`)
 		f.Add(`{"s":` + v + `,"l":[` + v + `]}`)
+		f.Add(`{"s":` + v + `,"l":null,"n":` + v + `,"f":null}`)
 	}
 	var tools []*Operation
 	for _, tool := range quickTools() {

@@ -33,6 +33,13 @@ import (
 // argument; an argument in a path slot goes nowhere else. With `body arg`,
 // the body is that one argument, and an undeclared argument is refused.
 //
+// A declared argument goes under its wire name (the query key, the body
+// key, the header field), and every comparison above is of wire names.
+// An undeclared argument goes under its own name, and is refused when
+// that is the wire name of a declared argument in the same place, which
+// would then be sent twice. A null value is left out of the query, a
+// header and a form body, and is null in a JSON body.
+//
 // The returned Target names the request for results, errors and logs;
 // Operation.Request completes it.
 func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]any, repl Replacer) (*http.Request, Target, error) {
@@ -76,10 +83,11 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	var bodyValue any
 	bodyGiven := false
 	for name, v := range args {
-		in := p.extra
-		a := p.args[name]
-		if a != nil {
-			in = a.In
+		a, in, key := p.keyOf(name)
+		if a == nil {
+			if owner := p.keys[wireKey{in, key}]; owner != nil {
+				return nil, target, fmt.Errorf("argument %q is not declared, and %s is the %s key of argument %q", name, key, in, owner.Name)
+			}
 		}
 		switch in {
 		case InPath:
@@ -91,7 +99,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 			if err != nil {
 				return nil, target, fmt.Errorf("argument %q: %w", name, err)
 			}
-			query[name] = append(query[name], vals...)
+			query[key] = append(query[key], vals...)
 		case InHeader:
 			if v == nil {
 				continue
@@ -115,7 +123,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 			if bodyArgs == nil {
 				bodyArgs = make(map[string]any, len(args))
 			}
-			bodyArgs[name] = v
+			bodyArgs[key] = v
 		}
 	}
 	u.RawQuery = query.Encode()
@@ -129,15 +137,16 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 		}
 	case p.body == BodyForm && (p.hasBody || bodyArgs != nil):
 		form := url.Values{}
-		for name, v := range bodyArgs {
-			if v == nil {
+		for name, v := range args {
+			_, in, key := p.keyOf(name)
+			if in != InBody || v == nil {
 				continue
 			}
 			vals, verr := queryStrings(v)
 			if verr != nil {
 				return nil, target, fmt.Errorf("argument %q: %w", name, verr)
 			}
-			form[name] = vals
+			form[key] = vals
 		}
 		body = []byte(form.Encode())
 		setDefault(header, "Content-Type", "application/x-www-form-urlencoded")

@@ -95,6 +95,68 @@ func TestNewRequest(t *testing.T) {
 			wantURL: "https://api.example.com/v2/n/9007199254740993?fixed=1",
 		},
 		{
+			name: "wire names in the path, the query and a header",
+			spec: planSpec{Method: "GET", Path: "/items/{itemId}", Args: []planArg{
+				{Name: "item_id", Wire: "itemId"}, {Name: "per_page", Wire: "perPage", Type: "integer"},
+				{Name: "status", Wire: "filter[status]"}, {Name: "top", Wire: "$top"}, {Name: "odd", Wire: "a=b&c d"},
+				{Name: "version", Wire: "x-api-version", In: InHeader},
+			}},
+			args:       map[string]any{"item_id": "a/b", "per_page": 10.0, "status": "open", "top": 5.0, "odd": "&", "version": "2024-01-01"},
+			wantURL:    "https://api.example.com/v2/items/a%2Fb?%24top=5&a%3Db%26c+d=%26&filter%5Bstatus%5D=open&fixed=1&perPage=10",
+			wantLabel:  "GET /items/a%2Fb",
+			wantHeader: map[string]string{"X-Api-Version": "2024-01-01"},
+		},
+		{
+			name:    "a path parameter and a query parameter of one name",
+			spec:    planSpec{Method: "GET", Path: "/items/{id}", Args: []planArg{{Name: "id_query", Wire: "id", In: InQuery}, {Name: "id"}}},
+			args:    map[string]any{"id": "7", "id_query": "x"},
+			wantURL: "https://api.example.com/v2/items/7?fixed=1&id=x",
+		},
+		{
+			name:    "a path slot named like another argument",
+			spec:    planSpec{Method: "GET", Path: "/items/{id}", Args: []planArg{{Name: "id", Wire: "ref"}, {Name: "item", Wire: "id"}}},
+			args:    map[string]any{"id": "q", "item": "p"},
+			wantURL: "https://api.example.com/v2/items/p?fixed=1&ref=q",
+		},
+		{
+			name:     "wire names in a JSON body",
+			spec:     planSpec{Method: "POST", Path: "/users", Args: []planArg{{Name: "first_name", Wire: "firstName"}, {Name: "meta", Wire: "@meta", Type: "object"}}},
+			args:     map[string]any{"first_name": "Ann", "meta": map[string]any{"k": 1.0}},
+			wantURL:  "https://api.example.com/v2/users?fixed=1",
+			wantBody: `{"@meta":{"k":1},"firstName":"Ann"}`,
+		},
+		{
+			name:     "wire names in a form body",
+			spec:     planSpec{Method: "POST", Path: "/users", Body: BodyForm, Args: []planArg{{Name: "name", Wire: "user[name]"}, {Name: "tags", Wire: "tags[]", Type: "array"}}},
+			args:     map[string]any{"name": "Ann Lee", "tags": []any{"a", "b"}},
+			wantURL:  "https://api.example.com/v2/users?fixed=1",
+			wantBody: "tags%5B%5D=a&tags%5B%5D=b&user%5Bname%5D=Ann+Lee",
+		},
+		{
+			name: "null is null in a JSON body",
+			spec: planSpec{Method: "PATCH", Path: "/items/{id}", Args: []planArg{
+				{Name: "id"}, {Name: "due_date", Wire: "dueDate", Nullable: true}, {Name: "note", Nullable: true}, {Name: "trace", Nullable: true, In: InQuery},
+			}},
+			args:     map[string]any{"id": "1", "due_date": nil, "note": "n", "trace": nil},
+			wantURL:  "https://api.example.com/v2/items/1?fixed=1",
+			wantBody: `{"dueDate":null,"note":"n"}`,
+		},
+		{
+			name:       "null is left out of a query, a header and a form body",
+			spec:       planSpec{Method: "PUT", Path: "/f", Body: BodyForm, Args: []planArg{{Name: "q", Wire: "Q", Nullable: true, In: InQuery}, {Name: "h", Wire: "X-H", Nullable: true, In: InHeader}, {Name: "b", Nullable: true}, {Name: "c"}}},
+			args:       map[string]any{"q": nil, "h": nil, "b": nil, "c": "x"},
+			wantURL:    "https://api.example.com/v2/f?fixed=1",
+			wantBody:   "c=x",
+			wantHeader: map[string]string{"X-H": ""},
+		},
+		{
+			name:     "a null default is sent as null",
+			spec:     planSpec{Method: "PATCH", Path: "/o", Args: []planArg{{Name: "note", Nullable: true, NullDefault: true}, {Name: "q", In: InQuery, Nullable: true, NullDefault: true}}},
+			args:     map[string]any{},
+			wantURL:  "https://api.example.com/v2/o?fixed=1",
+			wantBody: `{"note":null}`,
+		},
+		{
 			name:    "large numbers are not written with an exponent",
 			spec:    planSpec{Method: "GET", Path: "/n", Args: []planArg{{Name: "n", Type: "integer"}}},
 			args:    map[string]any{"n": 1e21},
@@ -107,7 +169,7 @@ func TestNewRequest(t *testing.T) {
 			t.Errorf("%s: New: %v", tt.name, err)
 			continue
 		}
-		req, call, err := tool.build(context.Background(), base, tt.args, repl)
+		req, call, err := tool.build(context.Background(), base, tool.applyDefaults(tt.args), repl)
 		if err != nil {
 			t.Errorf("%s: NewRequest: %v", tt.name, err)
 			continue
@@ -119,7 +181,7 @@ func TestNewRequest(t *testing.T) {
 			t.Errorf("%s: label %q, want %q", tt.name, call.Label, tt.wantLabel)
 		}
 		for k, v := range tt.wantHeader {
-			if got := req.Header.Get(k); got != v {
+			if got := req.Header.Values(k); v == "" && len(got) > 0 || v != "" && (len(got) != 1 || got[0] != v) {
 				t.Errorf("%s: header %s = %q, want %q", tt.name, k, got, v)
 			}
 		}
@@ -215,6 +277,31 @@ func TestNewRequestKeepsFixedQuery(t *testing.T) {
 			spec:    planSpec{Method: "PUT", Path: "/list", Body: BodyArg, BodyArg: "items", Args: []planArg{{Name: "items", Type: "array"}}},
 			args:    map[string]any{"items": []any{1.0}, "note": "replace the body"},
 			wantErr: `argument "note" is not declared, and the body is the argument "items" alone`,
+		},
+		{
+			name:    "undeclared argument under a declared one's query key",
+			spec:    planSpec{Method: "GET", Path: "/s", Args: []planArg{{Name: "per_page", Wire: "perPage"}}},
+			args:    map[string]any{"per_page": 10.0, "perPage": 1000.0},
+			wantErr: `argument "perPage" is not declared, and perPage is the query key of argument "per_page"`,
+		},
+		{
+			name:    "undeclared argument under a declared one's body key",
+			spec:    planSpec{Method: "POST", Path: "/s", Args: []planArg{{Name: "first_name", Wire: "firstName"}}},
+			args:    map[string]any{"firstName": "Eve"},
+			wantErr: `argument "firstName" is not declared, and firstName is the body key of argument "first_name"`,
+		},
+		{
+			name:    "declared argument whose wire name is a query line's key",
+			spec:    planSpec{Method: "GET", Path: "/s", Args: []planArg{{Name: "org", Wire: "tenant"}}},
+			base:    "https://api.example.com/v2?Tenant=acme",
+			args:    map[string]any{"org": "globex"},
+			wantErr: `argument "org" is fixed by the configuration and cannot be sent`,
+		},
+		{
+			name:    "declared argument named like a query line, with another wire name",
+			spec:    planSpec{Method: "GET", Path: "/s", Query: fixed, Args: []planArg{{Name: "tenant", Wire: "sub_tenant"}}},
+			args:    map[string]any{"tenant": "globex"},
+			wantURL: "https://api.example.com/v2/s?api_key=s3cret&sub_tenant=globex&tenant=acme",
 		},
 		{
 			name:    "other undeclared arguments still go where the default puts them",

@@ -3,6 +3,7 @@ package upstream
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -82,8 +83,26 @@ func ParseTemplate(tmpl string, isArg func(string) bool) (Template, error) {
 	return t, nil
 }
 
-// Slots returns the argument names used in the template, in order.
+// Slots returns the names of the arguments the template's slots take,
+// in order.
 func (t Template) Slots() []string { return t.slots }
+
+// bound returns the template with each slot taking the argument argOf
+// names for it. A slot names an argument's wire name, the name the API
+// gives it; values are looked up, and faults reported, under the
+// argument's own name, the one the model knows.
+func (t Template) bound(argOf map[string]string) Template {
+	out := Template{parts: slices.Clone(t.parts), slots: make([]string, len(t.slots))}
+	for i := range out.parts {
+		if out.parts[i].slot {
+			out.parts[i].text = argOf[out.parts[i].text]
+		}
+	}
+	for i, s := range t.slots {
+		out.slots[i] = argOf[s]
+	}
+	return out
+}
 
 // HasSlot reports whether name is one of the template's slots.
 func (t Template) HasSlot(name string) bool {
