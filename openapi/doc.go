@@ -46,7 +46,9 @@
 //     readOnly properties are left out; any other JSON body (an array, a
 //     oneOf, a nullable object) is the one argument body, sent whole; a
 //     URL-encoded form's properties are arguments sent as a form;
-//   - nullable (3.0) and type unions with null (3.1) make Arg.Nullable;
+//   - nullable (3.0) and type unions with null (3.1) let the schema take
+//     null; upstream leaves a null out of a query, a header and a form,
+//     and sends it as null in a JSON body;
 //   - the object schema of the first 2xx JSON answer is the output
 //     schema, writeOnly properties left out; the 2xx media types make the
 //     Accept header (JSON first), a body media type other than the body

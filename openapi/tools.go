@@ -352,7 +352,10 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 	if p.Required || p.In == openapi3.ParameterInPath {
 		m.req = append(m.req, name)
 	}
-	a := upstream.Arg{Name: name, Nullable: nullable(s)}
+	// Beside the input schema, which says whether null is a value, an arg
+	// only places the property; upstream leaves a null out of a query and
+	// a header.
+	a := upstream.Arg{Name: name}
 	switch p.In {
 	case openapi3.ParameterInPath:
 		a.In = upstream.InPath // the path template is rewritten to this name
@@ -519,7 +522,7 @@ func (m *operationMapping) body(ref *openapi3.RequestBodyRef) string {
 	if rb.Required {
 		m.req = append(m.req, name)
 	}
-	m.args = append(m.args, upstream.Arg{Name: name, In: upstream.InBody, Nullable: s != nil && nullable(s)})
+	m.args = append(m.args, upstream.Arg{Name: name, In: upstream.InBody})
 	m.def.Body, m.def.BodyArg = upstream.BodyArg, name
 	return ""
 }
@@ -602,9 +605,6 @@ func (m *operationMapping) bodyProperties(s *openapi3.Schema) {
 		a := upstream.Arg{Name: name, In: upstream.InBody}
 		if name != wire {
 			a.WireName = wire
-		}
-		if ref != nil && ref.Value != nil {
-			a.Nullable = nullable(ref.Value)
 		}
 		m.args = append(m.args, a)
 	}

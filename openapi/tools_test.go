@@ -242,7 +242,7 @@ func TestToolsMapping(t *testing.T) {
 			want: []string{`"Name":"body_name","Type":"","Required":false,"Description":"","In":"body","HeaderName":"","Default":null,"Enum":null,"WireName":"name"`, `"required":["name","body_name"]`, `"Body":"json"`},
 		},
 		{
-			name: "readOnly properties left out of the body, nullable ones marked", version: "3.0.3", method: "post", path: "/pets",
+			name: "readOnly properties left out of the body, nullable ones allowing null", version: "3.0.3", method: "post", path: "/pets",
 			op: `{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Pet"}}}},
 				"responses":{"201":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Pet"}}}}}}`,
 			components: `"components":{"schemas":{"Pet":{"type":"object","required":["id","name"],"properties":{
@@ -250,13 +250,13 @@ func TestToolsMapping(t *testing.T) {
 			want: []string{
 				`"InputSchema":{"additionalProperties":false,"properties":{"name":{"type":"string"},"secret":{"type":"string","writeOnly":true},"tag":{"type":["string","null"]}},"required":["name"],"type":"object"}`,
 				`"OutputSchema":{"properties":{"id":{"readOnly":true,"type":"integer"},"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["id","name"],"type":"object"}`,
-				`"Name":"tag","Type":"","Required":false,"Description":"","In":"body","HeaderName":"","Default":null,"Enum":null,"WireName":"","Nullable":true`,
+				`"Name":"tag","Type":"","Required":false,"Description":"","In":"body","HeaderName":"","Default":null,"Enum":null,"WireName":"","Nullable":false`,
 			},
 		},
 		{
 			name: "3.1 type unions with null", version: "3.1.0", method: "get", path: "/a",
 			op:   `{"parameters":[{"name":"q","in":"query","schema":{"type":["string","null"]}}],` + ok + `}`,
-			want: []string{`"q":{"type":["string","null"]}`, `"Nullable":true`},
+			want: []string{`"q":{"type":["string","null"]}`},
 		},
 		{
 			name: "a JSON array body is one argument", version: "3.0.3", method: "put", path: "/tags",
