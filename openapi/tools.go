@@ -380,7 +380,8 @@ const unsentCollectionFormat = "x-caddy-mcp-collection-format"
 // document says the parameter is sent: the style and explode of its
 // upstream.Arg (none for a scalar, or for a query array in style form
 // with explode, the key repeated, which is upstream's default), or the
-// reason it cannot be sent.
+// reason it cannot be sent. A schema that does not say its type (a
+// oneOf, a union) may take an array or an object, so it is styled too.
 //
 // The query takes arrays and objects in style form (exploded or not),
 // spaceDelimited and pipeDelimited, and objects in deepObject; the path
@@ -406,7 +407,7 @@ func parameterStyle(p *openapi3.Parameter, s *openapi3.Schema, base string) (ups
 		if style != "" && style != openapi3.SerializationSimple {
 			return "", nil, fmt.Sprintf("%s parameter %q: style %s is not sent", p.In, p.Name, style)
 		}
-		if base == "array" || base == "object" {
+		if base == "array" || base == "object" || base == "" {
 			return upstream.StyleSimple, p.Explode, ""
 		}
 	case openapi3.ParameterInQuery:
@@ -417,7 +418,7 @@ func parameterStyle(p *openapi3.Parameter, s *openapi3.Schema, base string) (ups
 		if p.Explode != nil {
 			explode = *p.Explode
 		}
-		if base != "array" && base != "object" {
+		if base != "array" && base != "object" && base != "" {
 			return "", nil, "" // a scalar reads the same in every style
 		}
 		switch style {
@@ -440,7 +441,7 @@ func parameterStyle(p *openapi3.Parameter, s *openapi3.Schema, base string) (ups
 			}
 			return upstream.StyleDeepObject, nil, ""
 		}
-		return "", nil, fmt.Sprintf("query parameter %q: an %s in style %s is not sent", p.Name, base, style)
+		return "", nil, fmt.Sprintf("query parameter %q: style %s is not sent", p.Name, style)
 	}
 	return "", nil, ""
 }

@@ -472,6 +472,12 @@ func TestToolsMapping(t *testing.T) {
 			call: `{"point":{"x":1,"y":2}}`, url: "https://api.example.com/a/x,1,y,2",
 		},
 		{
+			name: "a schema without a type is styled, as it may be an array", version: "3.0.3", method: "get", path: "/a",
+			op: `{"parameters":[{"name":"ids","in":"query","style":"pipeDelimited","schema":{"oneOf":[{"type":"integer"},{"type":"array","items":{"type":"integer"}}]}},
+				{"name":"X-Ids","in":"header","schema":{"oneOf":[{"type":"integer"},{"type":"array","items":{"type":"integer"}}]}}],` + ok + `}`,
+			call: `{"ids":[1,2],"X_Ids":[3,4]}`, url: "https://api.example.com/a?ids=1%7C2", header: "X-Ids: 3,4",
+		},
+		{
 			name: "a label path", version: "3.0.3", method: "get", path: "/a/{id}",
 			op:   `{"parameters":[{"name":"id","in":"path","required":true,"style":"label","schema":{"type":"string"}}],` + ok + `}`,
 			skip: `path parameter "id": style label is not sent`,
