@@ -215,6 +215,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 	h.fast = newFastPath(h.runTool, srv, h.transport, mcp.Implementation{Name: h.Name, Version: h.Version}, ctx.Slogger(), h.logger)
+	if h.auth == nil || len(h.auth.toolScopes) == 0 {
+		// One list for every caller: it is answered from bytes. With tool
+		// scopes each caller's list is filtered, by mcp-go.
+		h.fast.list = prepareList(srv, h.transport)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package caddymcp
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/openapidocs"
 )
 
 const petsDocument = "testdata/openapi/pets.yaml"
@@ -248,4 +251,118 @@ func TestOpenAPILogsImport(t *testing.T) {
 	if len(more) != 1 || more[0].ContextMap()["count"] != int64(5) {
 		t.Errorf("the count line is %v, want one saying 5", more)
 	}
+}
+
+// githubHandler is a handler with every operation of GitHub's published
+// document as a tool, provisioned.
+func githubHandler(b *testing.B, upstream string) (*Handler, func()) {
+	h := &Handler{
+		Upstream: upstream,
+		Headers:  http.Header{"Authorization": {"Bearer {env.GITHUB_TOKEN}"}},
+		OpenAPI:  []*OpenAPISource{{Source: openapidocs.Path(b, openapidocs.GitHub)}},
+	}
+	return h, provisionBench(b, h)
+}
+
+// BenchmarkOpenAPIProvision measures loading GitHub's whole document into
+// a handler: read, parse, map, compile every schema, register the tools.
+func BenchmarkOpenAPIProvision(b *testing.B) {
+	path := openapidocs.Path(b, openapidocs.GitHub)
+	b.ReportAllocs()
+	for b.Loop() {
+		h := &Handler{Upstream: "https://api.github.com", OpenAPI: []*OpenAPISource{{Source: path}}}
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: b.Context()})
+		if err := h.Provision(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(len(h.tools)), "tools")
+		_ = h.Cleanup()
+		cancel()
+	}
+}
+
+// toolsListBodies are a plain tools/list of each era, with its headers.
+var toolsListBodies = map[string]struct {
+	body   string
+	header map[string]string
+}{
+	"2025-11-25": {
+		body:   `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		header: map[string]string{"Mcp-Protocol-Version": "2025-11-25"},
+	},
+	"2026-07-28": {
+		body: `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`,
+		header: map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"},
+	},
+}
+
+// serveOnce is h's answer to one POST of body with header.
+func serveOnce(tb testing.TB, h *Handler, body string, header map[string]string) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	if err := h.ServeHTTP(w, listRequest(body, header), nil); err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+// BenchmarkImportedToolsList measures a tools/list of GitHub's ~1,200
+// imported tools, in both eras, answered from the prepared bytes and, to
+// compare, by mcp-go; bytes/answer is the size of the answer. The answer
+// goes to a writer that counts it, as a connection would take it.
+func BenchmarkImportedToolsList(b *testing.B) {
+	h, done := githubHandler(b, "https://api.github.com")
+	defer done()
+	fast := h.fast
+	for _, era := range eras {
+		for _, path := range []string{"prepared", "mcp-go"} {
+			b.Run(era+"/"+path, func(b *testing.B) {
+				h.fast = fast
+				if path == "mcp-go" {
+					h.fast = nil
+				}
+				defer func() { h.fast = fast }()
+				in := toolsListBodies[era]
+				if w := serveOnce(b, h, in.body, in.header); w.Code != 200 || !strings.Contains(w.Body.String(), `"name":"repos_get"`) {
+					b.Fatalf("unexpected answer %d %.300s", w.Code, w.Body)
+				}
+				var w countingWriter
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					w.header = make(http.Header)
+					req := listRequest(in.body, in.header)
+					if err := h.ServeHTTP(&w, req, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(w.written)/float64(b.N), "bytes/answer")
+			})
+		}
+	}
+}
+
+// listRequest is a POST of body with header, as the handler gets it.
+func listRequest(body string, header map[string]string) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	return req.WithContext(context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
+}
+
+// countingWriter takes an answer and keeps only its size.
+type countingWriter struct {
+	header  http.Header
+	written int64
+}
+
+func (c *countingWriter) Header() http.Header { return c.header }
+func (c *countingWriter) WriteHeader(int)     {}
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.written += int64(len(p))
+	return len(p), nil
 }
