@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/internal/openapidocs"
 )
 
@@ -365,4 +367,244 @@ func (c *countingWriter) WriteHeader(int)     {}
 func (c *countingWriter) Write(p []byte) (int, error) {
 	c.written += int64(len(p))
 	return len(p), nil
+}
+
+// echoDocument is an OpenAPI document of go-httpbin's /anything, which
+// echoes the method, path, query, headers and body, at server.
+func echoDocument(server string) string {
+	return `{
+  "openapi": "3.0.3",
+  "info": {"title": "echo", "version": "1"},
+  "servers": [{"url": "` + server + `"}],
+  "paths": {
+    "/anything/items/{itemId}": {
+      "get": {
+        "operationId": "getItem", "summary": "Get an item.", "tags": ["items"],
+        "parameters": [
+          {"name": "itemId", "in": "path", "required": true, "schema": {"type": "string"}},
+          {"name": "q", "in": "query", "schema": {"type": "string"}},
+          {"name": "filter[status]", "in": "query", "schema": {"type": "string", "enum": ["open", "closed"]}},
+          {"name": "tags", "in": "query", "schema": {"type": "array", "items": {"type": "string"}}},
+          {"name": "since", "in": "query", "schema": {"type": "string", "nullable": true}},
+          {"name": "X-Request-Id", "in": "header", "schema": {"type": "string"}}
+        ],
+        "responses": {"200": {"description": "The echo.", "content": {"application/json": {"schema": {
+          "type": "object", "properties": {"method": {"type": "string"}, "url": {"type": "string"}}}}}}}
+      },
+      "delete": {
+        "operationId": "deleteItem", "summary": "Delete an item.", "tags": ["admin"],
+        "parameters": [{"name": "itemId", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "Deleted."}}
+      }
+    },
+    "/anything/items": {
+      "post": {
+        "operationId": "createItem", "summary": "Create an item.", "tags": ["items"],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+          "type": "object", "required": ["name"],
+          "properties": {"name": {"type": "string"}, "price": {"type": "number"}, "note": {"type": "string", "nullable": true}}}}}},
+        "responses": {"200": {"description": "The echo."}}
+      }
+    },
+    "/anything/forms": {
+      "post": {
+        "operationId": "submitForm", "summary": "Submit a form.", "tags": ["items"],
+        "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {
+          "type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "array", "items": {"type": "string"}}}}}}},
+        "responses": {"200": {"description": "The echo."}}
+      }
+    },
+    "/anything/upload": {
+      "put": {
+        "operationId": "uploadFile", "summary": "Upload a file.", "tags": ["items"],
+        "requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}}}},
+        "responses": {"200": {"description": "Stored."}}
+      }
+    },
+    "/anything/secret": {
+      "get": {
+        "operationId": "adminSecret", "summary": "Read the secret.", "tags": ["admin"],
+        "responses": {"200": {"description": "The echo."}}
+      }
+    }
+  }
+}`
+}
+
+// TestLiveOpenAPITools imports the echo document into a real Caddy and
+// calls its tools with mcp-go's client against go-httpbin, in both eras:
+// path, query, header, JSON body, form body and nullable arguments; the
+// curation as tools/list shows it; an inline tool beside the imported
+// ones; and codemode with the endpoint as a backend.
+func TestLiveOpenAPITools(t *testing.T) {
+	bin := mcptest.StartHTTPBin(t)
+	doc := writeDocument(t, "echo.json", echoDocument(bin))
+	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	mcp /api {
+		openapi %[1]s {
+			exclude adminSecret
+			rename getItem item_get
+			describe createItem "Create an item (described in the Caddyfile)."
+		}
+		tool inline_get {
+			description "An inline tool beside the imported ones."
+			get /anything/inline
+		}
+	}
+	mcp /admin {
+		upstream %[2]s
+		openapi %[1]s {
+			tags admin
+		}
+	}
+	mcp /reads {
+		openapi %[1]s {
+			include "GET /anything/*"
+			exclude "* /anything/secret"
+		}
+	}
+	codemode /code {
+		backend api http://127.0.0.1:{$LIVE_PORT}/api
+	}
+}`, doc, bin))
+
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			c := connect(t, "/api", era, nil)
+			list, err := c.ListTools(t.Context(), mcpListTools())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools := make(map[string]mcp.Tool)
+			var names []string
+			for _, tool := range list.Tools {
+				tools[tool.Name] = tool
+				names = append(names, tool.Name)
+			}
+			if want := []string{"createItem", "deleteItem", "inline_get", "item_get", "submitForm"}; !slices.Equal(names, want) {
+				t.Errorf("tools %v, want %v (uploadFile skipped, adminSecret excluded, getItem renamed)", names, want)
+			}
+			if d := tools["createItem"].Description; d != "Create an item (described in the Caddyfile)." {
+				t.Errorf("createItem description %q", d)
+			}
+			if d := tools["item_get"].Description; d != "Get an item." {
+				t.Errorf("item_get description %q, want the summary", d)
+			}
+			if ro := tools["item_get"].Annotations.ReadOnlyHint; ro == nil || !*ro {
+				t.Errorf("item_get read_only hint %v", ro)
+			}
+			if d := tools["deleteItem"].Annotations.DestructiveHint; d == nil || !*d {
+				t.Errorf("deleteItem destructive hint %v", d)
+			}
+
+			res := callTool(t, c, "item_get", map[string]any{
+				"itemId": "a b/c", "q": "x&y", "filter_status": "open", "tags": []string{"t1", "t2"},
+				"since": nil, "X_Request_Id": "r-1",
+			})
+			echo := parseEcho(t, res)
+			if echo.Method != "GET" || !strings.Contains(echo.URL, "/anything/items/a%20b%2Fc?") {
+				t.Errorf("item_get went to %s %s", echo.Method, echo.URL)
+			}
+			if got := fmt.Sprint(echo.Args); got != "map[filter[status]:[open] q:[x&y] tags:[t1 t2]]" {
+				t.Errorf("item_get query %s (since, null, left out)", got)
+			}
+			if got := echo.Headers["X-Request-Id"]; !slices.Equal(got, []string{"r-1"}) {
+				t.Errorf("item_get X-Request-Id %v", got)
+			}
+			if res.StructuredContent == nil {
+				t.Error("item_get has an output schema but no structured content")
+			}
+			wantToolError(t, callTool(t, c, "item_get", map[string]any{"q": "x"}), "itemId")
+			wantToolError(t, callTool(t, c, "item_get", map[string]any{"itemId": "1", "filter_status": "lost"}), "filter_status")
+
+			echo = parseEcho(t, callTool(t, c, "createItem", map[string]any{"name": "n", "price": 1.5, "note": nil}))
+			if echo.Method != "POST" || fmt.Sprint(echo.JSON) != "map[name:n note:<nil> price:1.5]" {
+				t.Errorf("createItem sent %s %v", echo.Method, echo.JSON)
+			}
+			wantToolError(t, callTool(t, c, "createItem", map[string]any{"price": 1}), "name")
+
+			echo = parseEcho(t, callTool(t, c, "submitForm", map[string]any{"a": "1 2", "b": []string{"x", "y"}}))
+			if got := fmt.Sprint(echo.Form); got != "map[a:[1 2] b:[x y]]" {
+				t.Errorf("submitForm form %s", got)
+			}
+			if echo = parseEcho(t, callTool(t, c, "deleteItem", map[string]any{"itemId": "9"})); echo.Method != "DELETE" {
+				t.Errorf("deleteItem sent %s", echo.Method)
+			}
+			if echo = parseEcho(t, callTool(t, c, "inline_get", map[string]any{})); !strings.HasSuffix(echo.URL, "/anything/inline") {
+				t.Errorf("inline_get went to %s", echo.URL)
+			}
+
+			if got := mcptest.ToolNames(t, connect(t, "/admin", era, nil)); !slices.Equal(got, []string{"adminSecret", "deleteItem"}) {
+				t.Errorf("tags admin gave %v", got)
+			}
+			if got := mcptest.ToolNames(t, connect(t, "/reads", era, nil)); !slices.Equal(got, []string{"getItem"}) {
+				t.Errorf("include GET, exclude the secret gave %v", got)
+			}
+
+			code := connect(t, "/code", era, nil)
+			list, err = code.ListTools(t.Context(), mcpListTools())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Tools) != 1 || !strings.Contains(list.Tools[0].Description, "item_get") || !strings.Contains(list.Tools[0].Description, "filter_status") {
+				t.Errorf("codemode's declarations do not show the imported tools: %.2000s", list.Tools[0].Description)
+			}
+			text := wantOK(t, execute(t, code, `const r = await api.item_get({itemId: "7", q: "from code"}); return r.url`))
+			if !strings.Contains(text, "/anything/items/7?q=from+code") {
+				t.Errorf("codemode's call went to %s", text)
+			}
+		})
+	}
+}
+
+// BenchmarkImportedToolCall measures a tools/call of an imported tool and
+// of inline tools of the same shape (a path and a query argument), in one
+// run, in both eras: an imported tool is an ordinary tool afterwards. An
+// imported tool has a whole input schema, as an inline tool written with
+// input_schema does (inline-schema); inline-args is the tool of typed arg
+// lines.
+func BenchmarkImportedToolCall(b *testing.B) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":42,"status":"open","total":99.5}`))
+	}))
+	defer api.Close()
+	path := filepath.Join(b.TempDir(), "orders.json")
+	doc := `{"openapi":"3.0.3","info":{"title":"orders","version":"1"},"paths":{"/orders/{id}":{"get":{
+		"operationId":"getOrder","summary":"Get an order.",
+		"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}},{"name":"expand","in":"query","schema":{"type":"boolean"}}],
+		"responses":{"200":{"description":"ok"}}}}}}`
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	h := &Handler{
+		Upstream: api.URL,
+		Headers:  http.Header{"Authorization": {"Bearer {env.BENCH_KEY}"}},
+		OpenAPI:  []*OpenAPISource{{Source: path}},
+		Tools: []*Tool{{
+			Name: "get_order", Description: "Get an order.", Method: "GET", Path: "/orders/{id}",
+			Args: []*Arg{{Name: "id", Type: "integer", Required: true}, {Name: "expand", Type: "boolean"}},
+		}, {
+			Name: "get_order_schema", Description: "Get an order.", Method: "GET", Path: "/orders/{id}",
+			InputSchema: []byte(`{"additionalProperties":false,"properties":{"expand":{"type":"boolean"},"id":{"type":"integer"}},"required":["id"],"type":"object"}`),
+			Args:        []*Arg{{Name: "id", In: "path"}, {Name: "expand", In: "query"}},
+		}},
+	}
+	defer provisionBench(b, h)()
+	variants := map[string]string{"getOrder": "imported", "get_order_schema": "inline-schema", "get_order": "inline-args"}
+	for _, era := range eras {
+		for _, tool := range []string{"getOrder", "get_order_schema", "get_order"} {
+			b.Run(era+"/"+variants[tool], func(b *testing.B) {
+				body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"id":42,"expand":true}}}`
+				header := map[string]string{"Mcp-Protocol-Version": era}
+				if era == "2026-07-28" {
+					body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"id":42,"expand":true},` +
+						`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+						`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`
+					header["Mcp-Method"], header["Mcp-Name"] = "tools/call", tool
+				}
+				benchToolCall(b, h, body, header)
+			})
+		}
+	}
 }
