@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -22,8 +23,10 @@ import (
 // as bytes, with the request's id put in and, for a cursor, the tools up
 // to the cursor left out, as mcp-go leaves them out (no page size: the
 // rest of the list). A request it is not sure mcp-go answers alike goes to
-// mcp-go (see acceptList). FuzzFastListMatchesMCPGo holds the two to the
-// same answers.
+// mcp-go (see listAnswers.accept). FuzzFastListMatchesMCPGo holds the
+// two to the same answers. Each version's answer is asked for on its first
+// tools/list, not at Provision: for a large API each costs what one
+// tools/list through mcp-go costs.
 
 // listSentinel is the id of the tools/list each answer is prepared from;
 // the answer has it exactly once, where a request's id goes.
@@ -36,7 +39,15 @@ type listAnswers struct {
 	start []int    // where each tool's JSON starts in items
 	// byVersion holds the answer to a request of each Mcp-Protocol-Version
 	// header ("" for none).
-	byVersion map[string]*listAnswer
+	byVersion map[string]*preparedAnswer
+	transport *server.StreamableHTTPServer
+}
+
+// preparedAnswer is the answer of one version, made once.
+type preparedAnswer struct {
+	version string
+	once    sync.Once
+	answer  *listAnswer // nil: not an answer the prepared bytes give
 }
 
 // listAnswer is mcp-go's answer to one tools/list, cut around the id and
@@ -50,13 +61,12 @@ type listAnswer struct {
 	modern      bool
 }
 
-// prepareList asks transport, whose server is srv, for its tools/list
-// answer in each protocol version it serves, and keeps the answers that
-// hold the tool list as encoding each tool gives it. It returns nil when
-// none does.
+// prepareList encodes the tools of srv as mcp-go lists them, for the
+// answers of transport, whose server is srv, to each protocol version it
+// serves. It returns nil if a tool does not encode.
 func prepareList(srv *server.MCPServer, transport *server.StreamableHTTPServer) *listAnswers {
 	tools := srv.ListTools()
-	l := &listAnswers{byVersion: make(map[string]*listAnswer)}
+	l := &listAnswers{byVersion: make(map[string]*preparedAnswer), transport: transport}
 	for name := range tools {
 		l.names = append(l.names, name)
 	}
@@ -72,42 +82,46 @@ func prepareList(srv *server.MCPServer, transport *server.StreamableHTTPServer) 
 		l.start = append(l.start, len(l.items))
 		l.items = append(l.items, b...)
 	}
-	array := make([]byte, 0, len(l.items)+2)
-	array = append(append(append(array, '['), l.items...), ']')
-
 	for _, version := range append([]string{""}, mcp.ValidProtocolVersions...) {
-		modern := mcp.IsModernProtocol(version)
-		if modern && !transport.SupportsProtocolVersion(version) {
-			continue
+		if !mcp.IsModernProtocol(version) || transport.SupportsProtocolVersion(version) {
+			l.byVersion[version] = &preparedAnswer{version: version}
 		}
+	}
+	return l
+}
+
+// answer is mcp-go's answer to a plain tools/list of p's version, cut
+// around the id and the tool list, asked for once; nil if the answer does
+// not hold the tool list exactly as the items encode it.
+func (p *preparedAnswer) get(l *listAnswers) *listAnswer {
+	p.once.Do(func() {
 		w := &answerRecorder{header: make(http.Header)}
-		transport.Handle(&flushWriter{w: w}, &server.HTTPRequest{
+		l.transport.Handle(&flushWriter{w: w}, &server.HTTPRequest{
 			Method:  http.MethodPost,
 			URL:     &url.URL{Path: "/"},
-			Header:  listRequestHeader(version),
-			Body:    []byte(listRequestBody(version)),
+			Header:  listRequestHeader(p.version),
+			Body:    []byte(listRequestBody(p.version)),
 			Context: context.Background(),
 		})
 		body := w.body.Bytes()
+		array := make([]byte, 0, len(l.items)+2)
+		array = append(append(append(array, '['), l.items...), ']')
 		id := bytes.Index(body, []byte(listSentinel))
 		at := bytes.Index(body, array)
 		if w.status != http.StatusOK || id < 0 || at < id || bytes.Count(body, []byte(listSentinel)) != 1 {
-			continue
+			return
 		}
 		end := at + len(array) - 1
-		l.byVersion[version] = &listAnswer{
+		p.answer = &listAnswer{
 			status:      w.status,
 			header:      w.header,
 			beforeID:    slices.Clone(body[:id]),
 			beforeItems: slices.Clone(body[id+len(listSentinel) : at+1]),
 			afterItems:  slices.Clone(body[end:]),
-			modern:      modern,
+			modern:      mcp.IsModernProtocol(p.version),
 		}
-	}
-	if len(l.byVersion) == 0 {
-		return nil
-	}
-	return l
+	})
+	return p.answer
 }
 
 // listRequestBody is a plain tools/list of version ("" for none).
@@ -184,8 +198,11 @@ func (l *listAnswers) accept(r *http.Request, body []byte, info *rpcInfo) (answe
 	}
 	header := r.Header.Get(mcp.HeaderProtocolVersion)
 	version := params.Meta.ProtocolVersion
-	answer = l.byVersion[header]
-	if answer == nil {
+	prepared := l.byVersion[header]
+	if prepared == nil {
+		return nil, nil, 0, false
+	}
+	if answer = prepared.get(l); answer == nil {
 		return nil, nil, 0, false
 	}
 	if !answer.modern {

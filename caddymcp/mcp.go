@@ -82,7 +82,7 @@ func init() {
 // method | `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`, `notifications/initialized`, `notifications/cancelled`, `notifications/other`, `other`
 // reason | `forbidden` (Origin or Host), `method` (not POST), `too_large` (max_request_size), `batch` (a JSON-RPC batch), `unauthorized` (no valid token), `insufficient_scope` (authorization: require_scopes)
 // server | the name
-// tool | a configured tool's name
+// tool | a configured or imported tool's name
 // outcome | `ok`, `invalid_arguments`, `upstream_status` (not 2xx), `invalid_answer` (a 2xx that does not fit: bad JSON, output_schema), `upstream_error` (unreachable), `timeout`, `too_large` (max_response_size), `canceled`, `unhandled` (route mode: nothing after mcp answered)
 type Handler struct {
 	// Name is the server name reported in initialize. Default: caddy-mcp.
