@@ -157,6 +157,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.MaxResponseSize = defaultMaxResponseSize
 	}
 	// The documents first: without an upstream, theirs is the upstream.
+	// A document URL is the one network wait of a load, fetched once
+	// within openapi.FetchTimeout.
 	docs, err := h.loadOpenAPI(ctx)
 	if err != nil {
 		return err

@@ -620,3 +620,36 @@ func BenchmarkImportedToolCall(b *testing.B) {
 		}
 	}
 }
+
+// TestOpenAPIGitHubExample loads the README's example: a handful of
+// GitHub's operations by operationId, two renamed, one re-described.
+func TestOpenAPIGitHubExample(t *testing.T) {
+	h, err := loadMCPCaddyfile(t, `mcp {
+		header Authorization "Bearer {env.GITHUB_TOKEN}"
+		header X-GitHub-Api-Version 2022-11-28
+		openapi `+openapidocs.Path(t, openapidocs.GitHub)+` {
+			include repos/get issues/list-for-repo issues/get issues/create pulls/list search/issues-and-pull-requests
+			rename issues/list-for-repo list_issues
+			rename search/issues-and-pull-requests search_issues
+			describe issues/create "Open an issue in a repository. The title is required; the body is Markdown."
+		}
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := toolNames(h), []string{"issues_create", "issues_get", "list_issues", "pulls_list", "repos_get", "search_issues"}; !slices.Equal(got, want) {
+		t.Errorf("tools %v, want %v", got, want)
+	}
+	if h.Upstream != "https://api.github.com" {
+		t.Errorf("upstream %q, want the document's server", h.Upstream)
+	}
+	if d := h.tools["issues_create"].mcpTool.Description; !strings.HasPrefix(d, "Open an issue in a repository.") {
+		t.Errorf("issues_create description %q", d)
+	}
+	schema := string(h.tools["list_issues"].op.InputSchema())
+	for _, arg := range []string{`"owner"`, `"repo"`, `"state"`, `"per_page"`} {
+		if !strings.Contains(schema, arg) {
+			t.Errorf("list_issues schema lacks %s: %.500s", arg, schema)
+		}
+	}
+}
