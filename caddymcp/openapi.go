@@ -155,6 +155,11 @@ func (h *Handler) loadOpenAPI(ctx context.Context) ([]*importedDocument, error) 
 	if server == "" {
 		return nil, fmt.Errorf("openapi %s names no server; set upstream", docs[0].src.shown())
 	}
+	if strings.ContainsAny(server, "{}") {
+		// The upstream is run through the replacer per call; no text of a
+		// document may be, or {env.*} in it would be sent to its server.
+		return nil, fmt.Errorf("openapi %s: the document's server %q holds a brace, which would be read as a placeholder; set upstream", docs[0].src.shown(), server)
+	}
 	if u, err := url.Parse(server); err != nil || !u.IsAbs() || u.Host == "" {
 		return nil, fmt.Errorf("openapi %s: the document's server %q is not an absolute http(s) URL; set upstream", docs[0].src.shown(), server)
 	}

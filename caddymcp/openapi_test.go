@@ -107,6 +107,7 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 	defer answer500.Close()
 
 	relative := writeDocument(t, "relative.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: /api/v3}]\npaths:\n  /a:\n    get:\n      operationId: a\n      responses: {'200': {description: ok}}\n")
+	braces := writeDocument(t, "braces.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://x.example.com/{env.HOME}'}]\npaths:\n  /a:\n    get:\n      operationId: a\n      responses: {'200': {description: ok}}\n")
 	noServer := writeDocument(t, "noserver.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: a\n      responses: {'200': {description: ok}}\n")
 	other := writeDocument(t, "other.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://other.example.com'}]\npaths:\n  /b:\n    get:\n      operationId: showPetById\n      responses: {'200': {description: ok}}\n")
 	external := writeDocument(t, "external.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://x.example.com'}]\npaths:\n  /a:\n    get:\n      operationId: a\n      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: 'other.yaml#/components/schemas/X'}}}}}\n")
@@ -127,6 +128,7 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 		{"url 500", `openapi ` + answer500.URL + `/openapi.json?token=secret-in-query`, []string{"openapi " + answer500.URL + "/openapi.json", "500"}},
 		{"url refused", `openapi http://192.0.2.1/openapi.json`, []string{"openapi http://192.0.2.1/openapi.json", "loopback"}},
 		{"relative server", `openapi ` + relative, []string{"openapi " + relative, `"/api/v3"`, "set upstream"}},
+		{"server with a placeholder", `openapi ` + braces, []string{"openapi " + braces, "{env.HOME}", "placeholder", "set upstream"}},
 		{"no server", `openapi ` + noServer, []string{"openapi " + noServer, "no server", "set upstream"}},
 		{"two servers", "openapi " + petsDocument + " {\n include listPets \n}\nopenapi " + other, []string{"https://pets.example.com/v1", "https://other.example.com", "set upstream"}},
 		{"rename of no operation", "openapi " + petsDocument + " {\n rename getPet pet \n}", []string{"openapi " + petsDocument, "getPet"}},
