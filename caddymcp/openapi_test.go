@@ -21,6 +21,7 @@ import (
 
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/internal/openapidocs"
+	"github.com/caddy-mcp/caddy-mcp/openapi"
 )
 
 const petsDocument = "testdata/openapi/pets.yaml"
@@ -105,6 +106,22 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 		http.Error(w, "down", http.StatusInternalServerError)
 	}))
 	defer answer500.Close()
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/declared.json" {
+			w.Header().Set("Content-Length", fmt.Sprint(openapi.MaxFetchSize+1))
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.Write([]byte(`{"openapi": "3.0.3", "x": "`))
+		chunk := []byte(strings.Repeat("a", 1<<20))
+		for range openapi.MaxFetchSize>>20 + 1 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer huge.Close()
+	down := "http://" + mcptest.ClosedAddr(t) + "/openapi.json"
 
 	relative := writeDocument(t, "relative.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: /api/v3}]\npaths:\n  /a:\n    get:\n      operationId: a\n      responses: {'200': {description: ok}}\n")
 	braces := writeDocument(t, "braces.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://x.example.com/{env.HOME}'}]\npaths:\n  /a:\n    get:\n      operationId: a\n      responses: {'200': {description: ok}}\n")
@@ -126,6 +143,9 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 		{"external ref", `openapi ` + external, []string{"openapi " + external, "other.yaml"}},
 		{"ref cycle", `openapi ` + cycle, []string{"openapi " + cycle, "cycle"}},
 		{"url 500", `openapi ` + answer500.URL + `/openapi.json?token=secret-in-query`, []string{"openapi " + answer500.URL + "/openapi.json", "500"}},
+		{"url down", `openapi ` + down, []string{"openapi " + down, "refused"}},
+		{"url too large, declared", `openapi ` + huge.URL + `/declared.json`, []string{"openapi " + huge.URL + "/declared.json", "more than the"}},
+		{"url too large, streamed", `openapi ` + huge.URL + `/streamed.json`, []string{"openapi " + huge.URL + "/streamed.json", "more than the"}},
 		{"url refused", `openapi http://192.0.2.1/openapi.json`, []string{"openapi http://192.0.2.1/openapi.json", "loopback"}},
 		{"relative server", `openapi ` + relative, []string{"openapi " + relative, `"/api/v3"`, "set upstream"}},
 		{"server with a placeholder", `openapi ` + braces, []string{"openapi " + braces, "{env.HOME}", "placeholder", "set upstream"}},
