@@ -24,23 +24,28 @@ import (
 // to the cursor left out, as mcp-go leaves them out (no page size: the
 // rest of the list). A request it is not sure mcp-go answers alike goes to
 // mcp-go (see listAnswers.accept). FuzzFastListMatchesMCPGo holds the
-// two to the same answers. Each version's answer is asked for on its first
-// tools/list, not at Provision: for a large API each costs what one
-// tools/list through mcp-go costs.
+// two to the same answers. The tools are encoded, and each version's
+// answer asked for, on the first tools/list, not at Provision: for a large
+// API each costs what one tools/list through mcp-go costs.
 
 // listSentinel is the id of the tools/list each answer is prepared from;
 // the answer has it exactly once, where a request's id goes.
 const listSentinel = `"caddy-mcp-prepared-tools-list"`
 
-// listAnswers are the prepared answers to a plain tools/list.
+// listAnswers are the prepared answers to a plain tools/list. The tools
+// are encoded on the first tools/list too (encode).
 type listAnswers struct {
-	names []string // the tools, sorted, as mcp-go lists them
-	items []byte   // their JSON, comma-separated, as in the tools array
-	start []int    // where each tool's JSON starts in items
+	srv       *server.MCPServer
+	transport *server.StreamableHTTPServer
 	// byVersion holds the answer to a request of each Mcp-Protocol-Version
 	// header ("" for none).
 	byVersion map[string]*preparedAnswer
-	transport *server.StreamableHTTPServer
+
+	once    sync.Once
+	encoded bool     // the tools encoded; false: mcp-go answers
+	names   []string // the tools, sorted, as mcp-go lists them
+	items   []byte   // their JSON, comma-separated, as in the tools array
+	start   []int    // where each tool's JSON starts in items
 }
 
 // preparedAnswer is the answer of one version, made once.
@@ -61,33 +66,41 @@ type listAnswer struct {
 	modern      bool
 }
 
-// prepareList encodes the tools of srv as mcp-go lists them, for the
-// answers of transport, whose server is srv, to each protocol version it
-// serves. It returns nil if a tool does not encode.
+// prepareList makes the list answers of transport, whose server is srv,
+// to each protocol version it serves; each is made on its first request.
 func prepareList(srv *server.MCPServer, transport *server.StreamableHTTPServer) *listAnswers {
-	tools := srv.ListTools()
-	l := &listAnswers{byVersion: make(map[string]*preparedAnswer), transport: transport}
-	for name := range tools {
-		l.names = append(l.names, name)
-	}
-	slices.Sort(l.names)
-	for i, name := range l.names {
-		b, err := json.Marshal(tools[name].Tool)
-		if err != nil {
-			return nil
-		}
-		if i > 0 {
-			l.items = append(l.items, ',')
-		}
-		l.start = append(l.start, len(l.items))
-		l.items = append(l.items, b...)
-	}
+	l := &listAnswers{srv: srv, transport: transport, byVersion: make(map[string]*preparedAnswer)}
 	for _, version := range append([]string{""}, mcp.ValidProtocolVersions...) {
 		if !mcp.IsModernProtocol(version) || transport.SupportsProtocolVersion(version) {
 			l.byVersion[version] = &preparedAnswer{version: version}
 		}
 	}
 	return l
+}
+
+// encode encodes the tools as mcp-go lists them, once; it reports false
+// if a tool does not encode.
+func (l *listAnswers) encode() bool {
+	l.once.Do(func() {
+		tools := l.srv.ListTools()
+		for name := range tools {
+			l.names = append(l.names, name)
+		}
+		slices.Sort(l.names)
+		for i, name := range l.names {
+			b, err := json.Marshal(tools[name].Tool)
+			if err != nil {
+				return
+			}
+			if i > 0 {
+				l.items = append(l.items, ',')
+			}
+			l.start = append(l.start, len(l.items))
+			l.items = append(l.items, b...)
+		}
+		l.encoded = true
+	})
+	return l.encoded
 }
 
 // answer is mcp-go's answer to a plain tools/list of p's version, cut
@@ -183,7 +196,7 @@ func (f *fastPath) serveList(w http.ResponseWriter, r *http.Request, body []byte
 // list (a cursor and _meta); and which answer, with what id, from which
 // tool on.
 func (l *listAnswers) accept(r *http.Request, body []byte, info *rpcInfo) (answer *listAnswer, id json.RawMessage, from int, ok bool) {
-	if !jsonContentType(r.Header.Get("Content-Type")) {
+	if !jsonContentType(r.Header.Get("Content-Type")) || !l.encode() {
 		return nil, nil, 0, false
 	}
 	meta, ok := messageShape(body, listMembers)

@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
@@ -180,5 +182,42 @@ func TestFastListAnswersFromBytes(t *testing.T) {
 		if h.fast.lists.Load() != before+1 {
 			t.Errorf("version %q: the tools/list was not answered from the prepared bytes", version)
 		}
+	}
+}
+
+// TestFastListConcurrentFirstRequests sends the first tools/lists of a
+// handler at once, in both eras: the answers are prepared once and each
+// request gets the whole list (run with -race).
+func TestFastListConcurrentFirstRequests(t *testing.T) {
+	h := &Handler{Upstream: "http://127.0.0.1:9", Tools: fastListTools()}
+	defer provisionBench(t, h)()
+	want := make(map[string]string)
+	fast := h.fast
+	h.fast = nil
+	for _, era := range eras {
+		want[era] = serveOnce(t, h, toolsListBodies[era].body, toolsListBodies[era].header).Body.String()
+	}
+	h.fast = fast
+	var wg sync.WaitGroup
+	answers := make([]string, 16)
+	for i := range answers {
+		wg.Go(func() {
+			in := toolsListBodies[eras[i%2]]
+			w := httptest.NewRecorder()
+			if err := h.ServeHTTP(w, listRequest(in.body, in.header), nil); err != nil {
+				answers[i] = err.Error()
+				return
+			}
+			answers[i] = w.Body.String()
+		})
+	}
+	wg.Wait()
+	for i, got := range answers {
+		if got != want[eras[i%2]] {
+			t.Errorf("answer %d differs from mcp-go's:\n%.500s\nwant\n%.500s", i, got, want[eras[i%2]])
+		}
+	}
+	if n := h.fast.lists.Load(); n != int64(len(answers)) {
+		t.Errorf("%d of %d answered from the prepared bytes", n, len(answers))
 	}
 }
