@@ -1023,7 +1023,7 @@ func hugeCall(tool string, n int) string {
 
 // provisionBench provisions h for a benchmark, with quiet logs, and
 // returns its cleanup.
-func provisionBench(b *testing.B, h *Handler) func() {
+func provisionBench(b testing.TB, h *Handler) func() {
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	if err := h.Provision(ctx); err != nil {
 		cancel()

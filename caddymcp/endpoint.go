@@ -261,6 +261,9 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 					repl.Set("http.mcp.tool", info.Params.Name)
 				}
 			}
+			if info.Method == string(mcp.MethodToolsList) && fast.serveList(w, r, body, &info) {
+				return nil
+			}
 			if info.Method == string(mcp.MethodToolsCall) {
 				// Before either path runs the tool.
 				if e.refuseTool(w, r, info.Params.Name) {

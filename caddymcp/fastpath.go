@@ -43,8 +43,12 @@ type fastPath struct {
 	// checks against the request headers in 2026-07-28 requests.
 	headerBound map[string]bool
 	meta        []byte // the _meta of 2026-07-28 answers, marshalled once
-	logger      *zap.Logger
-	answers     atomic.Int64 // tools/calls answered (for tests)
+	// list holds the prepared tools/list answers; nil: mcp-go answers
+	// every tools/list (see serveList).
+	list    *listAnswers
+	logger  *zap.Logger
+	answers atomic.Int64 // tools/calls answered (for tests)
+	lists   atomic.Int64 // tools/lists answered (for tests)
 }
 
 // newFastPath makes the fast path of an endpoint whose MCP server is srv
@@ -155,7 +159,7 @@ func (f *fastPath) accept(r *http.Request, body []byte, info *rpcInfo) (fastRequ
 	if !info.paramsDecoded || !jsonContentType(r.Header.Get("Content-Type")) {
 		return call, false
 	}
-	meta, ok := messageShape(body)
+	meta, ok := messageShape(body, paramsMembers)
 	if !ok {
 		return call, false
 	}

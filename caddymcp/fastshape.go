@@ -13,11 +13,12 @@ import (
 // The members of a message the fast path takes (see messageShape).
 var (
 	messageMembers = []string{"jsonrpc", "id", "method", "params"}
-	paramsMembers  = []string{"name", "arguments", "_meta"}
+	paramsMembers  = []string{"name", "arguments", "_meta"} // of a tools/call
+	listMembers    = []string{"cursor", "_meta"}            // of a tools/list
 	metaMembers    = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo}
 )
 
-const paramsMember, metaMember = 3, 2 // indexes in messageMembers, paramsMembers
+const paramsMember = 3 // index in messageMembers
 
 // messageShape reports whether body, valid JSON, is a message that mcp-go
 // and the fast path read alike, and returns its _meta (or nil). mcp-go
@@ -27,14 +28,16 @@ const paramsMember, metaMember = 3, 2 // indexes in messageMembers, paramsMember
 // one the fast path reads, once, exactly so spelled (no escapes in names).
 // mcp-go decodes the id, the arguments and _meta into an any, and answers
 // a parse error for a number no float64 holds; so none may be in them.
-func messageShape(body []byte) (meta []byte, ok bool) {
+// params are the members params may have (paramsMembers, listMembers),
+// the last of them _meta.
+func messageShape(body []byte, params []string) (meta []byte, ok bool) {
 	s := shapeScan{src: body}
 	ok = s.object(messageMembers, func(i int) bool {
 		if i != paramsMember {
 			return s.value()
 		}
-		return s.object(paramsMembers, func(j int) bool {
-			if j != metaMember {
+		return s.object(params, func(j int) bool {
+			if j != len(params)-1 {
 				return s.value()
 			}
 			start := s.pos

@@ -1,22 +1,16 @@
 package openapi
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/openapidocs"
 )
 
 // The real documents the tests load, installed by npm from
 // testdata/package-lock.json.
 const (
-	githubDocument  = "@octokit/openapi/generated/api.github.com.json"
+	githubDocument  = openapidocs.GitHub
 	petstore30      = "@readme/oas-examples/3.0/json/petstore.json"
 	petstore31      = "@readme/oas-examples/3.1/json/petstore.json"
 	petstore31YAML  = "@readme/oas-examples/3.1/yaml/petstore.yaml"
@@ -31,71 +25,7 @@ const (
 // them first when needed.
 func document(tb testing.TB, name string) []byte {
 	tb.Helper()
-	installDocuments(tb)
-	data, err := os.ReadFile(filepath.Join("testdata", "node_modules", name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return data
-}
-
-// installDocuments runs `npm ci` in testdata/ when node_modules is missing
-// or older than package-lock.json. A lock file keeps two test binaries
-// from installing at the same time.
-func installDocuments(tb testing.TB) {
-	tb.Helper()
-	dir, err := filepath.Abs("testdata")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if upToDate(dir) {
-		return
-	}
-	sum := sha256.Sum256([]byte(dir))
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "caddy-mcp-npm-"+hex.EncodeToString(sum[:8])+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		tb.Fatalf("locking the npm install: %v", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if upToDate(dir) { // another test binary installed them meanwhile
-		return
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		tb.Skipf("npm not found on PATH (%v); it is needed once to install the test documents into openapi/testdata/node_modules", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		tb.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-	}
-	tb.Logf("npm ci in openapi/testdata took %s", time.Since(start).Round(time.Millisecond))
-	if !upToDate(dir) {
-		tb.Fatalf("npm ci in %s left node_modules older than package-lock.json, or without %s", dir, githubDocument)
-	}
-}
-
-// upToDate reports whether node_modules was installed from the current
-// package-lock.json. npm writes node_modules/.package-lock.json last.
-func upToDate(dir string) bool {
-	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
-	if err != nil {
-		return false
-	}
-	installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
-	if err != nil || installed.ModTime().Before(lock.ModTime()) {
-		return false
-	}
-	_, err = os.Stat(filepath.Join(dir, "node_modules", githubDocument))
-	return err == nil
+	return openapidocs.Read(tb, name)
 }
 
 // githubDocument31 is GitHub's document in its OpenAPI 3.1 form, as
