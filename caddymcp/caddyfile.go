@@ -42,6 +42,14 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		allow_hosts   <host...>
 //		authorization { ... }   (see parseAuthorization)
 //
+//		openapi <file-or-url> {
+//			include  <pattern...>
+//			exclude  <pattern...>
+//			tags     <tag...>
+//			rename   <operationId> <tool-name>
+//			describe <operationId> <text>
+//		}
+//
 //		tool <name> {
 //			title        <text>
 //			description  <text>
@@ -72,7 +80,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := make(map[string]bool)
 	for d.NextBlock(0) {
 		key := d.Val()
-		if key != "tool" && key != "header" {
+		if key != "tool" && key != "header" && key != "openapi" {
 			if seen[key] {
 				return d.Errf("%s is set twice", key)
 			}
@@ -107,6 +115,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err == nil {
 				h.Tools = append(h.Tools, t)
 			}
+		case "openapi":
+			var src *OpenAPISource
+			src, err = parseOpenAPI(d)
+			if err == nil {
+				h.OpenAPI = append(h.OpenAPI, src)
+			}
 		default:
 			var handled bool
 			handled, err = h.Endpoint.unmarshalSubdirective(d)
@@ -118,6 +132,69 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// parseOpenAPI reads an openapi line and its block. The document itself
+// is read at load, not here: adapting a Caddyfile fetches nothing.
+func parseOpenAPI(d *caddyfile.Dispenser) (*OpenAPISource, error) {
+	s := &OpenAPISource{}
+	if err := oneArg(d, &s.Source); err != nil {
+		return nil, err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		switch d.Val() {
+		case "include":
+			err = listArgs(d, &s.Include)
+		case "exclude":
+			err = listArgs(d, &s.Exclude)
+		case "tags":
+			err = listArgs(d, &s.Tags)
+		case "rename":
+			err = operationArg(d, &s.Rename, "a tool name")
+			if err == nil {
+				if err = checkToolName(d.Val()); err != nil {
+					err = d.Errf("rename: %v", err)
+				}
+			}
+		case "describe":
+			err = operationArg(d, &s.Describe, "a text")
+		default:
+			err = d.Errf("unknown openapi subdirective %q", d.Val())
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// listArgs appends the line's arguments, at least one, to list.
+func listArgs(d *caddyfile.Dispenser, list *[]string) error {
+	args := d.RemainingArgs()
+	if len(args) == 0 {
+		return d.ArgErr()
+	}
+	*list = append(*list, args...)
+	return nil
+}
+
+// operationArg reads "<operationId> <value>" into m, once per
+// operationId; what names the value in the error of a wrong count.
+func operationArg(d *caddyfile.Dispenser, m *map[string]string, what string) error {
+	key := d.Val()
+	args := d.RemainingArgs()
+	if len(args) != 2 {
+		return d.Errf("%s takes an operationId and %s, got %d arguments", key, what, len(args))
+	}
+	if _, dup := (*m)[args[0]]; dup {
+		return d.Errf("%s %s is set twice", key, args[0])
+	}
+	if *m == nil {
+		*m = make(map[string]string)
+	}
+	(*m)[args[0]] = args[1]
 	return nil
 }
 

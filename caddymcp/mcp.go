@@ -42,7 +42,9 @@ func init() {
 // tools/call is validated against the schema and becomes one request, either
 // to the `upstream` base URL or, without one, through the handlers that
 // follow this one in the route (such as reverse_proxy). The upstream's answer
-// becomes the tool result.
+// becomes the tool result. Tools may also come from OpenAPI documents
+// (`openapi`), one per operation, read once at load; they are ordinary
+// tools afterwards.
 //
 // The endpoint speaks MCP Streamable HTTP, both the 2025-11-25 revision (and
 // the earlier ones clients ask for) and the stateless 2026-07-28 revision. It
@@ -113,8 +115,14 @@ type Handler struct {
 
 	Endpoint
 
-	// Tools are the tools this server offers.
+	// Tools are the tools this server offers, beside those of OpenAPI.
 	Tools []*Tool `json:"tools,omitempty"`
+
+	// OpenAPI are documents whose operations become tools too, read once
+	// at load; a tool name given twice (by a tool and an operation, or by
+	// two documents) is an error. Without an upstream, the documents'
+	// first server URL is the upstream. Default: none.
+	OpenAPI []*OpenAPISource `json:"openapi,omitempty"`
 
 	base     *url.URL
 	baseText upstream.Text
@@ -148,6 +156,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.MaxResponseSize == 0 {
 		h.MaxResponseSize = defaultMaxResponseSize
 	}
+	// The documents first: without an upstream, theirs is the upstream.
+	docs, err := h.loadOpenAPI(ctx)
+	if err != nil {
+		return err
+	}
 	if h.Upstream != "" {
 		if err := h.provisionUpstream(); err != nil {
 			return err
@@ -177,10 +190,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.tools[t.Name] = ct
 		srv.AddTool(ct.mcpTool, h.toolHandler(ct))
 	}
+	err = h.importTools(docs, func(p *provisioned) {
+		h.tools[p.mcpTool.Name] = p
+		srv.AddTool(p.mcpTool, h.toolHandler(p))
+	})
+	if err != nil {
+		return err
+	}
 
 	h.warnEmptyPlaceholders()
 
-	var err error
 	if h.metrics, err = newMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}

@@ -146,6 +146,13 @@ func schemaType(word string) (typ, items string) { return upstream.SchemaType(wo
 
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
+func checkToolName(name string) error {
+	if !toolNamePattern.MatchString(name) {
+		return fmt.Errorf("tool name %q: use 1 to 128 letters, digits, '_', '-' or '.'", name)
+	}
+	return nil
+}
+
 // provisioned is a tool as Provision leaves it: its entry in the tool
 // list, its upstream operation and the Caddy settings of its calls.
 type provisioned struct {
@@ -160,8 +167,8 @@ type provisioned struct {
 // compile checks t and prepares it. handlerHeaders are the handler-wide
 // upstream headers, which t.Headers may override field by field.
 func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
-	if !toolNamePattern.MatchString(t.Name) {
-		return nil, fmt.Errorf("tool name %q: use 1 to 128 letters, digits, '_', '-' or '.'", t.Name)
+	if err := checkToolName(t.Name); err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(t.Description) == "" {
 		return nil, fmt.Errorf("a description is required")
@@ -194,8 +201,17 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &provisioned{op: op, timeout: t.Timeout}
-	p.refs = addRefs(p.refs, t.Path)
+	p := newProvisioned(op, &def, t.Description, t.Title, t.Annotations)
+	p.timeout = t.Timeout
+	return p, nil
+}
+
+// newProvisioned is the provisioned form of op, built from def: its entry
+// in the tool list, with description, title and annotations, and the
+// placeholders of def's text, checked per call.
+func newProvisioned(op *upstream.Operation, def *upstream.Definition, description, title string, a *Annotations) *provisioned {
+	p := &provisioned{op: op}
+	p.refs = addRefs(p.refs, def.Path)
 	for _, f := range def.Header {
 		p.refs = addRefs(p.refs, f.Value)
 	}
@@ -203,19 +219,19 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 		p.refs = addRefs(p.refs, f.Value)
 	}
 
-	p.mcpTool = mcp.NewToolWithRawSchema(t.Name, t.Description, op.InputSchema())
-	p.mcpTool.Title = t.Title
-	if len(t.OutputSchema) > 0 {
-		p.mcpTool.RawOutputSchema = t.OutputSchema
+	p.mcpTool = mcp.NewToolWithRawSchema(def.Name, description, op.InputSchema())
+	p.mcpTool.Title = title
+	if len(def.OutputSchema) > 0 {
+		p.mcpTool.RawOutputSchema = def.OutputSchema
 	}
-	p.mcpTool.Annotations.Title = t.Title
-	if a := t.Annotations; a != nil {
+	p.mcpTool.Annotations.Title = title
+	if a != nil {
 		p.mcpTool.Annotations.ReadOnlyHint = a.ReadOnly
 		p.mcpTool.Annotations.DestructiveHint = a.Destructive
 		p.mcpTool.Annotations.IdempotentHint = a.Idempotent
 		p.mcpTool.Annotations.OpenWorldHint = a.OpenWorld
 	}
-	return p, nil
+	return p
 }
 
 // configRef is a placeholder of configuration text whose value comes from

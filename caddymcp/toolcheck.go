@@ -38,7 +38,7 @@ func (h *Handler) checkCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	directive := d.Token()
 	lines := findToolLines(d)
-	if len(h.Tools) == 0 {
+	if len(h.Tools) == 0 && len(h.OpenAPI) == 0 {
 		return errorAt(directive, errors.New("mcp needs at least one tool"))
 	}
 	var base *url.URL

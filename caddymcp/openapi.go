@@ -1,0 +1,241 @@
+package caddymcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-mcp/caddy-mcp/openapi"
+)
+
+// OpenAPISource is an OpenAPI document (3.0, 3.1 or Swagger 2.0, JSON or
+// YAML) whose operations become tools: one tool per operation the curation
+// selects, an ordinary tool afterwards (validated arguments, the same
+// request building, results and limits). Operations that cannot be mapped
+// are skipped, and logged with the reason.
+type OpenAPISource struct {
+	// Source is a file path, read at load (a relative path is relative to
+	// the current directory), or an https URL (http only to a loopback
+	// host), fetched once at load within 10s and 16MiB. Required.
+	Source string `json:"source"`
+
+	// Include selects operations: operationId globs (repos/*), or
+	// "METHOD /path" globs ("GET /repos/*"), '*' matching any run of
+	// characters. Default: every operation.
+	Include []string `json:"include,omitempty"`
+
+	// Exclude drops operations Include selected, with the same patterns.
+	// Default: none.
+	Exclude []string `json:"exclude,omitempty"`
+
+	// Tags keeps only the operations carrying one of these tags.
+	// Default: any tags.
+	Tags []string `json:"tags,omitempty"`
+
+	// Rename gives the tool of an operation (by operationId) another name.
+	// Default: the operationId made a valid tool name.
+	Rename map[string]string `json:"rename,omitempty"`
+
+	// Describe gives the tool of an operation (by operationId) another
+	// description. Default: the operation's summary and description.
+	Describe map[string]string `json:"describe,omitempty"`
+}
+
+// maxSkippedLogged bounds the debug lines of skipped operations one
+// document logs; a count says how many more there were.
+const maxSkippedLogged = 100
+
+// importedDocument is one source read and mapped.
+type importedDocument struct {
+	src *OpenAPISource
+	doc *openapi.Document
+	res *openapi.Result
+}
+
+// shown is the source as logs and errors name it: a URL without its
+// credentials, query or fragment, which may carry a token.
+func (s *OpenAPISource) shown() string {
+	u, err := url.Parse(s.Source)
+	if err != nil || !s.isURL() {
+		return s.Source
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
+func (s *OpenAPISource) isURL() bool {
+	lower := strings.ToLower(s.Source)
+	return strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://")
+}
+
+// read returns the document's bytes: a URL fetched (within openapi's
+// bounds), a file read up to openapi.MaxDocumentSize.
+func (s *OpenAPISource) read(ctx context.Context) ([]byte, error) {
+	if s.isURL() {
+		return openapi.Fetch(ctx, s.Source)
+	}
+	f, err := os.Open(s.Source)
+	if err != nil {
+		return nil, readError(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, openapi.MaxDocumentSize+1))
+	if err != nil {
+		return nil, readError(err)
+	}
+	if len(data) > openapi.MaxDocumentSize {
+		return nil, fmt.Errorf("the document is more than the %d bytes allowed", openapi.MaxDocumentSize)
+	}
+	return data, nil
+}
+
+// readError is a file's error without the path, which the caller's names.
+func readError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("reading the file: %w", pe.Err)
+	}
+	return err
+}
+
+// load reads, parses and maps the document. header is the handler's
+// upstream headers, which the tools' requests carry.
+func (s *OpenAPISource) load(ctx context.Context, h *Handler) (*importedDocument, error) {
+	if strings.TrimSpace(s.Source) == "" {
+		return nil, errors.New("a source (file or URL) is required")
+	}
+	data, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := openapi.Load(data)
+	if err != nil {
+		return nil, err
+	}
+	res, err := doc.Tools(openapi.Curation{
+		Include: s.Include, Exclude: s.Exclude, Tags: s.Tags,
+		Rename: s.Rename, Describe: s.Describe,
+	}, h.Headers)
+	if err != nil {
+		return nil, err
+	}
+	return &importedDocument{src: s, doc: doc, res: res}, nil
+}
+
+// loadOpenAPI reads every document, and without an upstream of the
+// handler's own takes the documents' server URL as it.
+func (h *Handler) loadOpenAPI(ctx context.Context) ([]*importedDocument, error) {
+	var docs []*importedDocument
+	for _, s := range h.OpenAPI {
+		if s == nil {
+			continue
+		}
+		d, err := s.load(ctx, h)
+		if err != nil {
+			return nil, fmt.Errorf("openapi %s: %w", s.shown(), err)
+		}
+		docs = append(docs, d)
+	}
+	if h.Upstream != "" || len(docs) == 0 {
+		return docs, nil
+	}
+	server := docs[0].doc.ServerURL
+	for _, d := range docs[1:] {
+		if d.doc.ServerURL != server {
+			return nil, fmt.Errorf("openapi %s names the server %q, openapi %s the server %q; set upstream",
+				docs[0].src.shown(), server, d.src.shown(), d.doc.ServerURL)
+		}
+	}
+	if server == "" {
+		return nil, fmt.Errorf("openapi %s names no server; set upstream", docs[0].src.shown())
+	}
+	if u, err := url.Parse(server); err != nil || !u.IsAbs() || u.Host == "" {
+		return nil, fmt.Errorf("openapi %s: the document's server %q is not an absolute http(s) URL; set upstream", docs[0].src.shown(), server)
+	}
+	h.Upstream = server
+	return docs, nil
+}
+
+// importTools makes each tool of docs a provisioned tool of h beside the
+// inline ones, and logs what each document gave. A name given twice is an
+// error naming both places.
+func (h *Handler) importTools(docs []*importedDocument, add func(*provisioned)) error {
+	from := make(map[string]string) // tool name -> where it was defined
+	for name := range h.tools {
+		from[name] = "defined inline"
+	}
+	for _, d := range docs {
+		for i := range d.res.Tools {
+			t := &d.res.Tools[i]
+			where := fmt.Sprintf("imported from %s (operation %s)", d.src.shown(), operationName(t))
+			if other, taken := from[t.Name]; taken {
+				return fmt.Errorf("tool %q is defined twice: %s, and %s", t.Name, other, where)
+			}
+			from[t.Name] = where
+			p, err := importedTool(t, h)
+			if err != nil {
+				return fmt.Errorf("openapi %s: tool %q (operation %s): %w", d.src.shown(), t.Name, operationName(t), err)
+			}
+			add(p)
+		}
+		h.logImport(d)
+	}
+	return nil
+}
+
+func operationName(t *openapi.Tool) string {
+	if t.OperationID != "" {
+		return t.OperationID
+	}
+	return t.Method + " " + t.Path
+}
+
+// importedTool is t as a provisioned tool: its operation as openapi built
+// it, its definition's text for the per-call placeholder checks.
+func importedTool(t *openapi.Tool, h *Handler) (*provisioned, error) {
+	if err := checkToolName(t.Name); err != nil {
+		return nil, err
+	}
+	if err := t.Operation.CheckBase(h.base); err != nil {
+		return nil, err
+	}
+	ann := &Annotations{ReadOnly: t.Annotations.ReadOnly, Destructive: t.Annotations.Destructive, Idempotent: t.Annotations.Idempotent}
+	p := newProvisioned(t.Operation, &t.Definition, t.Description, "", ann)
+	p.timeout = h.Timeout
+	p.refs = addRefs(p.refs, h.Upstream)
+	return p, nil
+}
+
+// logImport says what a document gave: one line, and at debug level each
+// skipped operation with its reason, up to maxSkippedLogged of them.
+func (h *Handler) logImport(d *importedDocument) {
+	h.logger.Info("openapi document imported",
+		zap.String("source", d.src.shown()),
+		zap.String("version", d.doc.Version),
+		zap.Int("tools", len(d.res.Tools)),
+		zap.Int("skipped", len(d.res.Skipped)),
+		zap.Int("selected", d.res.Selected),
+		zap.Int("operations", d.res.Operations))
+	if ce := h.logger.Check(zap.DebugLevel, "openapi operation skipped"); ce == nil {
+		return
+	}
+	for i, s := range d.res.Skipped {
+		if i == maxSkippedLogged {
+			h.logger.Debug("more openapi operations skipped",
+				zap.String("source", d.src.shown()), zap.Int("count", len(d.res.Skipped)-i))
+			break
+		}
+		h.logger.Debug("openapi operation skipped",
+			zap.String("source", d.src.shown()),
+			zap.String("operation", s.OperationID),
+			zap.String("method", s.Method),
+			zap.String("path", s.Path),
+			zap.String("reason", s.Reason))
+	}
+}
