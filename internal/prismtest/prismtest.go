@@ -53,6 +53,9 @@ const (
 	startTimeout = 90 * time.Second
 	maxBody      = 8 << 20
 	keptLogLines = 400
+	// responseViolations starts the error of an answer of Prism's own
+	// that breaks the document (with --errors, a 500).
+	responseViolations = "https://stoplight.io/prism/errors#VIOLATIONS"
 )
 
 // Dir is this package's source folder, which holds package.json.
@@ -127,6 +130,10 @@ type Violation struct {
 	Message  string
 }
 
+// OfResponse reports whether the violation is of Prism's own answer, not
+// of the request.
+func (v Violation) OfResponse() bool { return strings.HasPrefix(v.Location, "response") }
+
 func (v Violation) String() string {
 	loc := ""
 	if v.Location != "" {
@@ -138,12 +145,22 @@ func (v Violation) String() string {
 // Mark is a point in what a Server saw, for Since.
 type Mark struct{ requests, violations int }
 
-// Start runs Prism on document (a file) on a free port of 127.0.0.1, with
-// --errors (its own answers that break the document become 500s, logged),
-// in static mode (answers from the document's examples, so they are the
-// same each run), and waits until it listens. Everything stops when the
-// test ends; Prism's last log lines are shown if the test failed.
-func Start(tb testing.TB, document string) *Server {
+// Options are how Prism answers; the zero value answers from the
+// document's examples.
+type Options struct {
+	// Dynamic makes Prism generate its answers from the response schemas
+	// (json-schema-faker, seeded, so the same each run) instead of taking
+	// the document's examples, which some documents (GitHub's) do not keep
+	// to their own schemas.
+	Dynamic bool
+}
+
+// Start runs Prism on document (a file) on a free port of 127.0.0.1 and
+// waits until it listens. It runs with --errors: an answer of its own that
+// breaks the document is a 500 and a Violation at "response", so that a
+// test never takes Prism's mistake for the gateway's. Everything stops
+// when the test ends; Prism's last log lines are shown if the test failed.
+func Start(tb testing.TB, document string, o Options) *Server {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("starts Prism on Node")
@@ -155,8 +172,12 @@ func Start(tb testing.TB, document string) *Server {
 	}
 	port := incaddy.FreePort(tb)
 	dir := Dir(tb)
-	cmd := exec.Command(node, filepath.Join(dir, "node_modules", prismMain), "mock", document,
-		"--host", "127.0.0.1", "--port", port, "--errors", "--dynamic=false")
+	args := []string{filepath.Join(dir, "node_modules", prismMain), "mock", document,
+		"--host", "127.0.0.1", "--port", port, "--errors"}
+	if o.Dynamic {
+		args = append(args, "--dynamic", "--seed", "caddy-mcp")
+	}
+	cmd := exec.Command(node, args...)
 	cmd.Dir = tb.TempDir()
 	cmd.Env = []string{
 		"PATH=" + filepath.Dir(node) + string(os.PathListSeparator) + os.Getenv("PATH"),
@@ -364,9 +385,13 @@ func (s *Server) parse(line string) {
 		// A refusal before or instead of validation (no such path or
 		// method, an Accept Prism cannot serve, its own answer invalid);
 		// a failed validation ends here too, already recorded.
-		if !s.currentFound || s.current != method+" "+path {
-			s.add(Violation{Request: method + " " + path, Severity: "error",
-				Message: strings.TrimPrefix(msg, "Request terminated with error: ")})
+		msg = strings.TrimPrefix(msg, "Request terminated with error: ")
+		loc := ""
+		if strings.HasPrefix(msg, responseViolations) {
+			loc = "response"
+		}
+		if loc != "" || !s.currentFound || s.current != method+" "+path {
+			s.add(Violation{Request: method + " " + path, Severity: "error", Location: loc, Message: msg})
 		}
 	case source == "VALIDATOR" && (level == "error" || level == "warning"):
 		if msg == "Request did not pass the validation rules" {

@@ -15,7 +15,7 @@ import (
 // naming what was wrong, whatever status Prism answered; a kept one is
 // none.
 func TestStart(t *testing.T) {
-	s := Start(t, filepath.Join(Documents(t), "@readme/oas-examples/3.0/json/petstore.json"))
+	s := Start(t, filepath.Join(Documents(t), "@readme/oas-examples/3.0/json/petstore.json"), Options{})
 	auth := map[string]string{"Authorization": "Bearer token", "Accept": "application/json"}
 	tests := []struct {
 		name, method, path, body string
