@@ -218,52 +218,65 @@ func FuzzPathTemplate(f *testing.F) {
 // configuration puts it, never in the call's label; argument text never
 // reaches the replacer.
 //
+// Styled arguments add only what their style writes: an exploded object
+// (form, deepObject) adds its own property keys, never one that is fixed;
+// an array in a style that joins its items is one value.
+//
 // The placement byte places b (its high bit makes b nullable); wire is
-// the wire name of q.
+// the wire name of q; the style byte styles t and o in the query, and id
+// and h (in the path and a header) by its bits 3 to 5.
 func FuzzNewRequest(f *testing.F) {
 	for _, seed := range []struct {
 		method, path, headerName string
 		placement, body          byte
 		args                     string
 		wire                     string
+		style                    byte
 	}{
-		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":"open","p":10,"b":"x"}`, "filter[status]"},
-		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":5,"filter[status]":"x","perPage":1000}`, "$top"},
-		{"POST", "/items", "X-H", 0x83, 0, `{"q":null,"b":null,"p":null,"x":null}`, "dueDate"},
-		{"PATCH", "/items/{id}", "X-H", 0x83, 1, `{"id":"1","q":null,"b":null}`, "user[name]"},
-		{"GET", "/items/{id}", "X-H", 0x84, 0, `{"id":"1","b":null}`, "a&key=stolen"},
-		{"GET", "/items/{perPage}", "X-H", 0, 0, `{"p":"7","q":"v"}`, "id"},
-		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":"v"}`, "KEY"},
-		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":"v"}`, "a\r\nb"},
-		{"GET", "/items/{x}", "X-H", 1, 0, `{"id":"1","q":"v"}`, "x"},
-		{"get", "/repos/{id}", "X-Request-Id", 0, 0, `{"id":"caddy","q":"open","h":"r-1"}`, ""},
-		{"GET", "/items/{id}", "X-Trace", 1, 0, `{"id":42,"q":["a","b"],"t":[1,2.5,true]}`, ""},
-		{"post", "/items", "X-Trace", 3, 0, `{"id":"x","b":{"nested":[1,{"a":null}]},"extra":"e"}`, ""},
-		{"put", "/list/{id}", "X-H", 3, 2, `{"id":"7","b":[1,"two"]}`, ""},
-		{"patch", "/form", "X-H", 3, 1, `{"b":["x","y"],"q":"1 2"}`, ""},
-		{"delete", "/x/{id}", "X-H", 0, 0, `{"id":"..","force":true}`, ""},
-		{"head", "/x/{id}", "X-H", 2, 0, `{"id":"a/../b"}`, ""},
-		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\r\nX-Injected: 1"}`, ""},
-		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\u0000b","q":"a&key=stolen#f"}`, ""},
-		{"GET", "/x/{id}", "Authorization", 2, 0, `{"id":"ok","h":"Bearer mine"}`, ""},
-		{"GET", "/x/{id}", "Host", 2, 0, `{"id":"ok","h":"evil.example"}`, ""},
-		{"GET", "/x/{id}/{env.SECRET}", "X-H", 2, 0, `{"id":"{env.SECRET}","q":"{env.SECRET}","h":"{env.SECRET}"}`, ""},
-		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":1e400}`, ""},
-		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":9007199254740993,"q":-0.0}`, ""},
-		{"POST", "/x", "X-H", 1, 9, `{"b":"v"}`, ""},
-		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"ok","key":"attacker","V":"2","fixed":["a","b"]}`, ""},
-		{"POST", "/x/{id}", "X-H", 3, 0, `{"id":"ok","key":"attacker","b":1}`, ""},
-		{"PATCH", "/x/{id}", "X-H", 3, 1, `{"id":"ok","Fixed":"x"}`, ""},
-		{"PUT", "/x/{id}", "X-H", 3, 2, `{"id":"ok","b":{"key":"v"},"extra":"replaces the body"}`, ""},
-		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"..\u0000"}`, ""},
-		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"\uff0e\uff0e"}`, ""},
-		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"a\u0085b"}`, ""},
-		{"GET", "/x/%{id}", "X-H", 0, 0, `{"id":"0a"}`, ""},
-		{"TRACE", "/", "", 0, 0, `{}`, ""},
-		{"GET", "x", "", 0, 0, `null`, ""},
-		{"GET", "/?q", "", 0, 0, `[]`, ""},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":["a","b,c"],"t":["x|y","z"],"o":{"key":"k","status":"open"},"h":["1","2"]}`, "", 0x0b},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","t":["a b","c"],"o":{"Fixed":"2"}}`, "", 0x01},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","t":["a","b"],"o":{"a&key=x":"b=c","q":"1"},"q":"2"}`, "", 0x06},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","o":{"x":"1&fixed=2","y][z":1}}`, "", 0x05},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":{"a":"..","b":"x/y"},"h":{"a":"1\r\nX: 2"},"o":{"n":{"deep":1}}}`, "", 0x38},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","t":[],"o":{},"perPage":"x"}`, "", 0x03},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","o":{"perPage":"2"},"p":1}`, "", 0x06},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":"open","p":10,"b":"x"}`, "filter[status]", 0},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":5,"filter[status]":"x","perPage":1000}`, "$top", 0},
+		{"POST", "/items", "X-H", 0x83, 0, `{"q":null,"b":null,"p":null,"x":null}`, "dueDate", 0},
+		{"PATCH", "/items/{id}", "X-H", 0x83, 1, `{"id":"1","q":null,"b":null}`, "user[name]", 0},
+		{"GET", "/items/{id}", "X-H", 0x84, 0, `{"id":"1","b":null}`, "a&key=stolen", 0},
+		{"GET", "/items/{perPage}", "X-H", 0, 0, `{"p":"7","q":"v"}`, "id", 0},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":"v"}`, "KEY", 0},
+		{"GET", "/items/{id}", "X-H", 1, 0, `{"id":"1","q":"v"}`, "a\r\nb", 0},
+		{"GET", "/items/{x}", "X-H", 1, 0, `{"id":"1","q":"v"}`, "x", 0},
+		{"get", "/repos/{id}", "X-Request-Id", 0, 0, `{"id":"caddy","q":"open","h":"r-1"}`, "", 0},
+		{"GET", "/items/{id}", "X-Trace", 1, 0, `{"id":42,"q":["a","b"],"t":[1,2.5,true]}`, "", 0},
+		{"post", "/items", "X-Trace", 3, 0, `{"id":"x","b":{"nested":[1,{"a":null}]},"extra":"e"}`, "", 0},
+		{"put", "/list/{id}", "X-H", 3, 2, `{"id":"7","b":[1,"two"]}`, "", 0},
+		{"patch", "/form", "X-H", 3, 1, `{"b":["x","y"],"q":"1 2"}`, "", 0},
+		{"delete", "/x/{id}", "X-H", 0, 0, `{"id":"..","force":true}`, "", 0},
+		{"head", "/x/{id}", "X-H", 2, 0, `{"id":"a/../b"}`, "", 0},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\r\nX-Injected: 1"}`, "", 0},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":"ok","h":"a\u0000b","q":"a&key=stolen#f"}`, "", 0},
+		{"GET", "/x/{id}", "Authorization", 2, 0, `{"id":"ok","h":"Bearer mine"}`, "", 0},
+		{"GET", "/x/{id}", "Host", 2, 0, `{"id":"ok","h":"evil.example"}`, "", 0},
+		{"GET", "/x/{id}/{env.SECRET}", "X-H", 2, 0, `{"id":"{env.SECRET}","q":"{env.SECRET}","h":"{env.SECRET}"}`, "", 0},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":1e400}`, "", 0},
+		{"GET", "/x/{id}", "X-H", 2, 0, `{"id":9007199254740993,"q":-0.0}`, "", 0},
+		{"POST", "/x", "X-H", 1, 9, `{"b":"v"}`, "", 0},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"ok","key":"attacker","V":"2","fixed":["a","b"]}`, "", 0},
+		{"POST", "/x/{id}", "X-H", 3, 0, `{"id":"ok","key":"attacker","b":1}`, "", 0},
+		{"PATCH", "/x/{id}", "X-H", 3, 1, `{"id":"ok","Fixed":"x"}`, "", 0},
+		{"PUT", "/x/{id}", "X-H", 3, 2, `{"id":"ok","b":{"key":"v"},"extra":"replaces the body"}`, "", 0},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"..\u0000"}`, "", 0},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"\uff0e\uff0e"}`, "", 0},
+		{"GET", "/x/{id}", "X-H", 0, 0, `{"id":"a\u0085b"}`, "", 0},
+		{"GET", "/x/%{id}", "X-H", 0, 0, `{"id":"0a"}`, "", 0},
+		{"TRACE", "/", "", 0, 0, `{}`, "", 0},
+		{"GET", "x", "", 0, 0, `null`, "", 0},
+		{"GET", "/?q", "", 0, 0, `[]`, "", 0},
 	} {
-		f.Add(seed.method, seed.path, seed.headerName, seed.placement, seed.body, []byte(seed.args), seed.wire)
+		f.Add(seed.method, seed.path, seed.headerName, seed.placement, seed.body, []byte(seed.args), seed.wire, seed.style)
 	}
 	secret := fuzzNonce(f)
 	nonce := fuzzNonce(f)
@@ -274,16 +287,35 @@ func FuzzNewRequest(f *testing.F) {
 	placements := []Placement{"", InQuery, InHeader, InBody, InPath, "cookie"}
 	modes := []BodyMode{"", BodyJSON, BodyForm, BodyArg}
 
-	f.Fuzz(func(t *testing.T, method, path, headerName string, placement, body byte, rawArgs []byte, wire string) {
+	styles := []struct {
+		style   Style
+		explode *bool
+	}{{"", nil}, {StyleForm, nil}, {StyleForm, boolPtr(false)}, {StyleSpaceDelimited, nil}, {StylePipeDelimited, nil}, {StyleDeepObject, nil}, {StyleForm, boolPtr(true)}, {StylePipeDelimited, boolPtr(true)}}
+	simpleExplode := []*bool{nil, boolPtr(false), boolPtr(true), boolPtr(true)}
+
+	f.Fuzz(func(t *testing.T, method, path, headerName string, placement, body byte, rawArgs []byte, wire string, style byte) {
+		queryStyle := styles[style&7]
+		var simple Style
+		if style&8 != 0 {
+			simple = StyleSimple
+		}
+		simpleArg := func(a planArg) planArg {
+			a.Style = simple
+			if simple != "" {
+				a.explodeSet = simpleExplode[style>>4&3]
+			}
+			return a
+		}
 		spec := planSpec{
 			Method: method,
 			Path:   path,
 			Args: []planArg{
-				{Name: "id"},
+				simpleArg(planArg{Name: "id"}),
 				{Name: "q", Wire: wire},
-				{Name: "h", In: InHeader, HeaderName: headerName},
+				simpleArg(planArg{Name: "h", In: InHeader, HeaderName: headerName}),
 				{Name: "b", In: placements[int(placement&0x7f)%len(placements)], Nullable: placement&0x80 != 0},
-				{Name: "t", Type: "array", In: InQuery},
+				{Name: "t", Type: "array", In: InQuery, Style: queryStyle.style, explodeSet: queryStyle.explode},
+				{Name: "o", In: InQuery, Style: queryStyle.style, explodeSet: queryStyle.explode},
 				{Name: "p", Wire: "perPage", In: InQuery, Nullable: true},
 				{Name: "x", Wire: "X-Api-Version", In: InHeader, Nullable: true},
 			},
@@ -404,10 +436,36 @@ func checkRequest(t *testing.T, tool *requestPlan, tmpl string, req *http.Reques
 	if err != nil {
 		t.Fatalf("the query %q does not parse: %v", req.URL.RawQuery, err)
 	}
+	// The keys the properties of styled objects make, and the argument.
+	properties := map[string]string{}
+	for name, v := range args {
+		a := tool.args[name]
+		obj, isObject := v.(map[string]any)
+		if a == nil || a.In != InQuery || !isObject {
+			continue
+		}
+		for prop, pv := range obj {
+			switch {
+			case pv == nil:
+			case a.Style == StyleForm && a.Explode:
+				properties[prop] = name
+			case a.Style == StyleDeepObject:
+				properties[a.Wire+"["+prop+"]"] = name
+			}
+		}
+	}
 	for key, values := range query {
 		v, isArg := sent[wireKey{InQuery, key}]
-		if key != "fixed" && key != "key" && key != "v" && !isArg {
+		if key != "fixed" && key != "key" && key != "v" && !isArg && properties[key] == "" {
 			t.Fatalf("query key %q comes from no argument: %q", key, req.URL.RawQuery)
+		}
+		if a := tool.args[properties[key]]; a != nil && (!isArg || sent[wireKey{InQuery, key}] == nil) {
+			if len(values) != 1 || values[0] != scalarText(args[a.Name].(map[string]any), key, a) {
+				t.Fatalf("query key %q of argument %s has %q: %q", key, a.Name, values, req.URL.RawQuery)
+			}
+		}
+		if a := tool.args["t"]; key == a.Wire && a.Style != "" && !a.Explode && len(values) != 1 {
+			t.Fatalf("style %s sent %d values for %s: %q", a.Style, len(values), key, req.URL.RawQuery)
 		}
 		if isArg && v == nil {
 			t.Fatalf("query key %q is a null argument: %q", key, req.URL.RawQuery)
@@ -492,4 +550,15 @@ func checkRequest(t *testing.T, tool *requestPlan, tmpl string, req *http.Reques
 			}
 		}
 	}
+}
+
+// scalarText is the text the property of obj that makes the query key
+// key is sent as.
+func scalarText(obj map[string]any, key string, a *planArg) string {
+	prop := key
+	if a.Style == StyleDeepObject {
+		prop = strings.TrimSuffix(strings.TrimPrefix(key, a.Wire+"["), "]")
+	}
+	s, _ := scalarString(obj[prop])
+	return s
 }

@@ -66,6 +66,17 @@ type Arg struct {
 	// Nullable makes null a valid value: sent as JSON null in a JSON
 	// body, left out of a query, a header and a form body.
 	Nullable bool
+	// Style is how an array or object is written (see Style): form,
+	// spaceDelimited, pipeDelimited or deepObject in the query, simple in
+	// the path or a header. Default "": an array in the query repeats its
+	// key, and arrays and objects go nowhere else but the body.
+	Style Style
+	// Explode, with a style, says whether an array or object is exploded:
+	// form's items each under the key, an object's properties as keys of
+	// their own (form) or as name=value (simple). Default nil: the
+	// style's own default, true for form and deepObject, false for the
+	// others.
+	Explode *bool
 }
 
 // typed reports whether the arg line declares anything beyond placement.
@@ -143,20 +154,21 @@ func NewOperation(def Definition) (*Operation, error) {
 			p := props[name]
 			// An input_schema may give a property any type; an object left in
 			// the query is sent as its JSON text.
-			typ := p.Type
-			if typ == "object" {
-				typ = ""
-			}
-			pa := planArg{Name: name, Type: typ, Default: p.Default}
+			// A style says how to write it instead.
+			pa := planArg{Name: name, Type: p.Type, Default: p.Default}
 			if a, ok := placed[name]; ok {
 				pa.In, pa.HeaderName, pa.Wire = a.In, a.HeaderName, a.WireName
+				pa.Style, pa.explodeSet = a.Style, a.Explode
+			}
+			if pa.Type == "object" && pa.Style == "" {
+				pa.Type = ""
 			}
 			spec.Args = append(spec.Args, pa)
 		}
 	} else {
 		for _, a := range def.Args {
 			typ, items := SchemaType(a.Type)
-			pa := planArg{Name: a.Name, Wire: a.WireName, Type: typ, Items: items, In: a.In, HeaderName: a.HeaderName, Nullable: a.Nullable}
+			pa := planArg{Name: a.Name, Wire: a.WireName, Type: typ, Items: items, In: a.In, HeaderName: a.HeaderName, Nullable: a.Nullable, Style: a.Style, explodeSet: a.Explode}
 			if a.Default != nil {
 				if err := json.Unmarshal(a.Default, &pa.Default); err != nil {
 					return nil, argError(a.Name, fmt.Errorf("arg %q: default: %v", a.Name, err))

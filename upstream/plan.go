@@ -58,6 +58,13 @@ type planArg struct {
 	NullDefault bool
 	// Nullable makes null a value; a path slot cannot hold it.
 	Nullable bool
+	// Style is how an array or object value is written; "" as before
+	// styles existed. Explode is resolved: the style's default when the
+	// definition left it unset.
+	Style   Style
+	Explode bool
+	// explodeSet is the explode the definition gave, nil for none.
+	explodeSet *bool
 }
 
 // Field is a fixed header or query parameter from the configuration.
@@ -119,6 +126,9 @@ type requestPlan struct {
 	// keys are the declared arguments by the query or body key they are
 	// sent under, which an undeclared argument must not take.
 	keys map[wireKey]*planArg
+	// styledPath names the path arguments in style simple, whose arrays
+	// and objects pathArgs prepares for the template.
+	styledPath []string
 }
 
 // wireKey is a key of the query or of the body.
@@ -244,24 +254,18 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 			return nil, argError(a.Name, fmt.Errorf("argument %q is placed in the path, but the path %q has no {%s}", a.Name, spec.Path, a.Wire))
 		}
 		switch a.In {
-		case InPath, InHeader:
-			if a.Type == "array" || a.Type == "object" {
-				return nil, argError(a.Name, fmt.Errorf("argument %q: %s arguments cannot go in the %s", a.Name, a.Type, a.In))
-			}
-			if a.In == InPath && a.Nullable {
-				return nil, argError(a.Name, fmt.Errorf("argument %q is nullable, but a path cannot hold null", a.Name))
-			}
-		case InQuery:
-			if a.Type == "object" || a.Items == "object" {
-				err := fmt.Errorf("argument %q: objects go only in the body, not in the query", a.Name)
-				if !placed {
-					err = fmt.Errorf("%w (a %s sends its arguments in the query; say \"in body\")", err, method)
-				}
-				return nil, argError(a.Name, err)
-			}
-		case InBody:
+		case InPath, InHeader, InQuery, InBody:
 		default:
 			return nil, argError(a.Name, fmt.Errorf("argument %q: unknown placement %q (want path, query, header or body)", a.Name, a.In))
+		}
+		if a.In == InPath && a.Nullable {
+			return nil, argError(a.Name, fmt.Errorf("argument %q is nullable, but a path cannot hold null", a.Name))
+		}
+		if err := a.checkStyle(placed, method); err != nil {
+			return nil, argError(a.Name, err)
+		}
+		if a.In == InPath && a.Style == StyleSimple {
+			p.styledPath = append(p.styledPath, a.Name)
 		}
 		if a.In == InHeader {
 			field := a.HeaderName
@@ -451,8 +455,10 @@ func argNames(args []planArg) []string {
 // when the request cannot be built; with arguments that do not fit the
 // path, the path template stands in.
 func (p *requestPlan) label(args map[string]any) string {
-	if _, label, err := p.path.expand(args, nil); err == nil {
-		return p.method + " " + label
+	if args, err := p.pathArgs(args); err == nil {
+		if _, label, err := p.path.expand(args, nil); err == nil {
+			return p.method + " " + label
+		}
 	}
 	return p.method + " " + p.pathText
 }

@@ -43,7 +43,11 @@ import (
 // The returned Target names the request for results, errors and logs;
 // Operation.Request completes it.
 func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]any, repl Replacer) (*http.Request, Target, error) {
-	path, label, err := p.path.expand(args, repl)
+	pathValues, err := p.pathArgs(args)
+	if err != nil {
+		return nil, Target{}, err
+	}
+	path, label, err := p.path.expand(pathValues, repl)
 	if err != nil {
 		return nil, Target{}, err
 	}
@@ -56,18 +60,28 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	}
 	u.RawPath = rawPath
 
-	query := url.Values{}
+	fixed := url.Values{}
 	if base.RawQuery != "" {
-		query, _ = url.ParseQuery(base.RawQuery)
+		fixed, _ = url.ParseQuery(base.RawQuery)
 	}
 	for _, f := range p.query {
-		query.Add(f.name, f.value.Resolve(repl))
+		fixed.Add(f.name, f.value.Resolve(repl))
 	}
-	if len(query) > 0 {
-		if err := p.refuseFixed(args, query); err != nil {
+	if len(fixed) > 0 {
+		if err := p.refuseFixed(args, fixed); err != nil {
 			return nil, target, err
 		}
 	}
+	query := make(queryParts, len(fixed)+len(args))
+	for k, vs := range fixed {
+		for _, v := range vs {
+			query.add(k, url.QueryEscape(v))
+		}
+	}
+	// The keys the arguments send under their wire names, and those that
+	// the properties of styled objects make, by argument.
+	ownKeys := make(map[string]string, len(args))
+	var propertyKeys map[string]string
 
 	header := make(http.Header, len(p.header)+2)
 	for _, f := range p.header {
@@ -95,18 +109,46 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 			if v == nil {
 				continue
 			}
+			if a != nil && a.Style != "" {
+				pairs, err := a.styledQuery(key, v)
+				if err != nil {
+					return nil, target, fmt.Errorf("argument %q: %w", name, err)
+				}
+				for _, pair := range pairs {
+					if pair.key == key {
+						ownKeys[key] = name
+					} else {
+						if propertyKeys == nil {
+							propertyKeys = make(map[string]string)
+						}
+						if other, taken := propertyKeys[pair.key]; taken {
+							first, second := min(name, other), max(name, other)
+							return nil, target, fmt.Errorf("arguments %q and %q would both send the query parameter %s", first, second, pair.key)
+						}
+						propertyKeys[pair.key] = name
+					}
+					query.add(pair.key, pair.value)
+				}
+				continue
+			}
 			vals, err := queryStrings(v)
 			if err != nil {
 				return nil, target, fmt.Errorf("argument %q: %w", name, err)
 			}
-			query[key] = append(query[key], vals...)
+			for _, s := range vals {
+				query.add(key, url.QueryEscape(s))
+			}
+			ownKeys[key] = name
 		case InHeader:
 			if v == nil {
 				continue
 			}
-			s, err := scalarString(v)
+			s, send, err := a.headerValue(v)
 			if err != nil {
 				return nil, target, fmt.Errorf("argument %q: %w", name, err)
+			}
+			if !send {
+				continue
 			}
 			if !httpguts.ValidHeaderFieldValue(s) {
 				return nil, target, fmt.Errorf("argument %q: the value has characters not allowed in a header", name)
@@ -126,7 +168,10 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 			bodyArgs[key] = v
 		}
 	}
-	u.RawQuery = query.Encode()
+	if err := checkPropertyKeys(propertyKeys, ownKeys, fixed); err != nil {
+		return nil, target, err
+	}
+	u.RawQuery = query.encode()
 
 	var body []byte
 	switch {

@@ -143,9 +143,13 @@ func (t Template) expand(args map[string]any, repl Replacer) (path, label string
 		if !ok || v == nil {
 			return "", "", fmt.Errorf("argument %q is required in the path", p.text)
 		}
-		s, err := scalarString(v)
-		if err != nil {
+		var s, esc string
+		if list, ok := v.(pathList); ok {
+			s, esc = list.raw(), list.escaped()
+		} else if s, err = scalarString(v); err != nil {
 			return "", "", fmt.Errorf("argument %q: %w", p.text, err)
+		} else {
+			esc = url.PathEscape(s)
 		}
 		if s == "" {
 			return "", "", fmt.Errorf("argument %q: an empty value cannot go in the path", p.text)
@@ -156,7 +160,6 @@ func (t Template) expand(args map[string]any, repl Replacer) (path, label string
 		if dotSegment(s) || dotSegment(norm.NFKC.String(s)) {
 			return "", "", fmt.Errorf("argument %q: %q is not allowed as a path value (a . or .. segment)", p.text, s)
 		}
-		esc := url.PathEscape(s)
 		b.WriteString(esc)
 		l.WriteString(esc)
 	}
