@@ -42,6 +42,12 @@ return { pets: Array.isArray(pets), note: note.name, item: item.id };
 	wireReqs, wireViolations := wire.Since(t, wm)
 	checkViolations(t, "the code's petstore calls", petViolations)
 	checkViolations(t, "the code's wire calls", wireViolations)
+	for _, r := range petReqs {
+		e.declared["petstore"].check(t, "the code's petstore call", r)
+	}
+	for _, r := range wireReqs {
+		e.declared["wire"].check(t, "the code's wire call", r)
+	}
 	if len(petReqs) != 1 || petReqs[0].URI() != "/pet/findByStatus?status=available&status=pending" {
 		t.Errorf("petstore requests %+v, want GET /pet/findByStatus?status=available&status=pending", petReqs)
 	}

@@ -63,10 +63,11 @@ var githubOperations = []string{
 
 // env is the Caddy and the Prisms every subtest uses.
 type env struct {
-	t       *testing.T // the test the sessions live as long as
-	base    string     // Caddy's base URL
-	prisms  map[string]*prismtest.Server
-	clients map[string]*client.Client
+	t        *testing.T // the test the sessions live as long as
+	base     string     // Caddy's base URL
+	prisms   map[string]*prismtest.Server
+	declared map[string]*declared // what each Prism's document declares
+	clients  map[string]*client.Client
 }
 
 // TestImportedTools imports each document's operations as tools and calls
@@ -88,7 +89,7 @@ func TestImportedTools(t *testing.T) {
 			"loginUser", "logoutUser", "placeOrder", "updatePet", "updatePetWithForm", "updateUser"}},
 		{"/swagger-key", "swagger", []string{"getInventory", "getPetById"}},
 		{"/github", "github", githubToolNames()},
-		{"/wire", "wire", []string{"createNote", "getItem", "searchComma", "searchDeep", "searchForm", "searchPipe", "searchSpace", "updateNoteForm"}},
+		{"/wire", "wire", []string{"createNote", "getItem", "get_item_without_request_id", "searchComma", "searchDeep", "searchForm", "searchPipe", "searchSpace", "updateNoteForm"}},
 	} {
 		if endpoint.path == "/wire" && !e.stylesImported(t) {
 			endpoint.want = slices.DeleteFunc(endpoint.want, isPendingStyle)
@@ -104,6 +105,9 @@ func TestImportedTools(t *testing.T) {
 				t.Errorf("tools %q\nwant  %q", names, endpoint.want)
 			}
 			for _, tool := range tools {
+				if tool.Name == brokenTool {
+					continue
+				}
 				t.Run(tool.Name, func(t *testing.T) {
 					args, err := toolArguments(tool)
 					if err != nil {
@@ -114,10 +118,33 @@ func TestImportedTools(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a request that breaks the document is reported", func(t *testing.T) { brokenRequest(t, e) })
 	t.Run("wire forms", func(t *testing.T) { wireForms(t, e) })
 	t.Run("null in GitHub bodies", func(t *testing.T) { githubNulls(t, e) })
 	t.Run("TypeScript SDK client", func(t *testing.T) { sdkClient(t, e) })
 	t.Run("codemode", func(t *testing.T) { codeMode(t, e) })
+}
+
+// brokenTool is the wire endpoint's inline tool that sends requests the
+// document refuses.
+const brokenTool = "get_item_without_request_id"
+
+// brokenRequest shows that the checks have teeth: a request without a
+// header the document requires is one Prism reports, and answers 422.
+func brokenRequest(t *testing.T, e *env) {
+	p := e.prisms["wire"]
+	m := p.Mark()
+	res, err := mcptest.CallTool(e.client(t, "/wire"), brokenTool, map[string]any{"itemId": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, violations := p.Since(t, m)
+	if len(violations) != 1 || violations[0].String() != "GET /items/4: error: Request header must have required property 'x-request-id'" {
+		t.Errorf("violations %q, want the one of the missing X-Request-Id", violations)
+	}
+	if len(reqs) != 1 || reqs[0].Status != 422 || !res.IsError || !strings.Contains(mcptest.ResultText(res), "422") {
+		t.Errorf("requests %+v, result %v %q; want one answered 422, and an error result saying so", reqs, res.IsError, mcptest.ResultText(res))
+	}
 }
 
 // stylesImported reports whether the wire document's query styles other
@@ -151,21 +178,22 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	github := filepath.Join(docs, githubDocument)
-	e := &env{t: t, prisms: map[string]*prismtest.Server{}, clients: map[string]*client.Client{}}
-	for name, p := range map[string]struct {
-		doc  string
-		opts prismtest.Options
-	}{
-		"petstore": {doc: filepath.Join(docs, petstore30)},
-		"swagger":  {doc: withConsumes(t, filepath.Join(docs, swaggerPetstore))},
+	e := &env{t: t, prisms: map[string]*prismtest.Server{}, declared: map[string]*declared{}, clients: map[string]*client.Client{}}
+	names := []string{"petstore", "swagger", "github", "wire"}
+	documents := []prismtest.Document{
+		{Path: filepath.Join(docs, petstore30)},
+		{Path: withConsumes(t, filepath.Join(docs, swaggerPetstore))},
 		// Prism reads a document whole before it listens (GitHub's takes
 		// 9 s and 320 MB): it gets the selected operations and what they
 		// refer to, the same for those operations. GitHub's examples do
 		// not all keep to its schemas: Prism answers from the schemas.
-		"github": {doc: selectOperations(t, github, githubOperations), opts: prismtest.Options{Dynamic: true}},
-		"wire":   {doc: wire},
-	} {
-		e.prisms[name] = prismtest.Start(t, p.doc, p.opts)
+		{Path: selectOperations(t, github, githubOperations), Options: prismtest.Options{Dynamic: true}},
+		{Path: wire},
+	}
+	servers := prismtest.StartAll(t, documents...)
+	for i, name := range names {
+		e.prisms[name] = servers[i]
+		e.declared[name] = readDeclared(t, documents[i].Path)
 	}
 	port := incaddy.FreePort(t)
 	e.base = "http://127.0.0.1:" + port
@@ -213,6 +241,12 @@ http://:%[1]s {
 	mcp /wire {
 		upstream %[9]s
 		openapi %[10]q
+		# Not the document's: it leaves out the required X-Request-Id.
+		tool get_item_without_request_id {
+			description "Get an item, without the header the document requires."
+			get /items/{itemId}
+			arg itemId integer required "Item id"
+		}
 	}
 	codemode /code {
 		backend petstore http://127.0.0.1:%[1]s/petstore
@@ -242,7 +276,8 @@ func (e *env) client(t *testing.T, path string) *client.Client {
 }
 
 // call calls a tool and checks what Prism saw of it: exactly one request,
-// no violation, not answered 422; and that the result is an error exactly
+// no violation, not answered 422, no query key or X- header the operation
+// does not declare; and that the result is an error exactly
 // when Prism's answer was not a 2xx. It returns the result and the
 // request.
 func (e *env) call(t *testing.T, prism string, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, prismtest.Request) {
@@ -260,6 +295,7 @@ func (e *env) call(t *testing.T, prism string, c *client.Client, name string, ar
 		return res, prismtest.Request{}
 	}
 	req := reqs[0]
+	e.declared[prism].check(t, name, req)
 	ok := req.Status >= 200 && req.Status < 300
 	if res.IsError == ok {
 		t.Errorf("%s answered %d; the result's isError is %v: %s", name, req.Status, res.IsError, mcptest.ResultText(res))

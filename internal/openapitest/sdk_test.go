@@ -85,6 +85,7 @@ func sdkClient(t *testing.T, e *env) {
 		t.Fatalf("%d requests reached prism for %d calls: %+v", len(reqs), len(calls), reqs)
 	}
 	for i, r := range reqs {
+		e.declared["wire"].check(t, calls[i].Name, r)
 		if r.Status < 200 || r.Status > 299 {
 			t.Errorf("%s: prism answered %d to %s %s", calls[i].Name, r.Status, r.Method, r.URI())
 		}

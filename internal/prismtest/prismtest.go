@@ -84,8 +84,10 @@ type Server struct {
 	// root, whatever its servers say.
 	URL string
 
-	prismURL string
-	client   *http.Client
+	prismURL  string
+	client    *http.Client
+	listening chan struct{} // closed when Prism says it listens
+	waited    chan struct{} // closed when the process has ended
 
 	mu         sync.Mutex
 	changed    *sync.Cond
@@ -155,6 +157,12 @@ type Options struct {
 	Dynamic bool
 }
 
+// Document is a document for Prism to mock (a file), and how.
+type Document struct {
+	Path    string
+	Options Options
+}
+
 // Start runs Prism on document (a file) on a free port of 127.0.0.1 and
 // waits until it listens. It runs with --errors: an answer of its own that
 // breaks the document is a 500 and a Violation at "response", so that a
@@ -162,19 +170,50 @@ type Options struct {
 // when the test ends; Prism's last log lines are shown if the test failed.
 func Start(tb testing.TB, document string, o Options) *Server {
 	tb.Helper()
+	return StartAll(tb, Document{document, o})[0]
+}
+
+// StartAll is Start for several documents at once: each Prism reads its
+// document while the others read theirs.
+func StartAll(tb testing.TB, docs ...Document) []*Server {
+	tb.Helper()
 	if testing.Short() {
 		tb.Skip("starts Prism on Node")
 	}
 	node := Node(tb)
-	document, err := filepath.Abs(document)
+	started := time.Now()
+	servers := make([]*Server, len(docs))
+	for i, d := range docs {
+		servers[i] = launch(tb, node, d)
+	}
+	for i, s := range servers {
+		select {
+		case <-s.listening:
+		case <-s.waited:
+			tb.Fatalf("prism exited before it listened; its log:\n%s", s.LogTail())
+		case <-time.After(startTimeout - time.Since(started)):
+			tb.Fatalf("prism did not listen on %s within %s; its log:\n%s", s.prismURL, startTimeout, s.LogTail())
+		}
+		tb.Logf("prism mocks %s on %s after %s", filepath.Base(docs[i].Path), s.prismURL, time.Since(started).Round(time.Millisecond))
+		front := httptest.NewServer(s.recorder()) // 127.0.0.1
+		tb.Cleanup(front.Close)
+		s.URL = front.URL
+	}
+	return servers
+}
+
+// launch starts one Prism, stopped (its process group) when the test
+// ends.
+func launch(tb testing.TB, node string, d Document) *Server {
+	tb.Helper()
+	document, err := filepath.Abs(d.Path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	port := incaddy.FreePort(tb)
-	dir := Dir(tb)
-	args := []string{filepath.Join(dir, "node_modules", prismMain), "mock", document,
+	args := []string{filepath.Join(Dir(tb), "node_modules", prismMain), "mock", document,
 		"--host", "127.0.0.1", "--port", port, "--errors"}
-	if o.Dynamic {
+	if d.Options.Dynamic {
 		args = append(args, "--dynamic", "--seed", "caddy-mcp")
 	}
 	cmd := exec.Command(node, args...)
@@ -191,53 +230,36 @@ func Start(tb testing.TB, document string, o Options) *Server {
 	}
 	cmd.Stderr = cmd.Stdout
 	s := &Server{
-		prismURL: "http://127.0.0.1:" + port,
-		client:   &http.Client{Timeout: 30 * time.Second},
+		prismURL:  "http://127.0.0.1:" + port,
+		client:    &http.Client{Timeout: 30 * time.Second},
+		listening: make(chan struct{}),
+		waited:    make(chan struct{}),
 	}
 	s.changed = sync.NewCond(&s.mu)
-	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("starting prism: %v", err)
 	}
-	listening := make(chan struct{})
-	readDone := make(chan struct{})
 	go func() {
-		defer close(readDone)
-		s.read(stdout, listening)
-	}()
-	waited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait() // after read has seen the pipe's end
+		s.read(stdout)
+		_ = cmd.Wait() // after the pipe's end, as Wait requires
 		s.mu.Lock()
 		s.exited = true
 		s.changed.Broadcast()
 		s.mu.Unlock()
-		close(waited)
+		close(s.waited)
 	}()
 	tb.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {
-		case <-waited:
+		case <-s.waited:
 		case <-time.After(5 * time.Second):
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-waited
+			<-s.waited
 		}
 		if tb.Failed() {
 			tb.Logf("prism's last log lines (%s):\n%s", filepath.Base(document), s.LogTail())
 		}
 	})
-	select {
-	case <-listening:
-	case <-waited:
-		tb.Fatalf("prism exited before it listened; its log:\n%s", s.LogTail())
-	case <-time.After(startTimeout):
-		tb.Fatalf("prism did not listen on 127.0.0.1:%s within %s; its log:\n%s", port, startTimeout, s.LogTail())
-	}
-	tb.Logf("prism mocks %s on %s after %s", filepath.Base(document), s.prismURL, time.Since(started).Round(time.Millisecond))
-
-	front := httptest.NewServer(s.recorder()) // 127.0.0.1
-	tb.Cleanup(front.Close)
-	s.URL = front.URL
 	return s
 }
 
@@ -341,7 +363,7 @@ var logLine = regexp.MustCompile(`^\[[^\]]*\] \S+\s+\[([A-Z ]+)\](?: ([a-z]+) (\
 // answer: "Violation: request.query.status.0 Request query parameter ...".
 var violationLine = regexp.MustCompile(`^Violation: (\S*) (.*)$`)
 
-func (s *Server) read(r io.Reader, listening chan<- struct{}) {
+func (s *Server) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	announced := false
@@ -356,7 +378,7 @@ func (s *Server) read(r io.Reader, listening chan<- struct{}) {
 		s.mu.Unlock()
 		if !announced && strings.Contains(line, "Prism is listening on") {
 			announced = true
-			close(listening)
+			close(s.listening)
 		}
 	}
 	_, _ = io.Copy(io.Discard, r)
