@@ -59,6 +59,8 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //				name        <wire-name>
 //				nullable
 //				header_name <field>
+//				style       form|spaceDelimited|pipeDelimited|deepObject|simple
+//				explode     true|false
 //				default     <value>
 //				enum        <value...>
 //			}
@@ -377,6 +379,20 @@ func parseArg(d *caddyfile.Dispenser, tool string) (*Arg, error) {
 			if err := oneArg(d, &a.HeaderName); err != nil {
 				return nil, err
 			}
+		case "style":
+			if err := oneArg(d, &a.Style); err != nil {
+				return nil, err
+			}
+		case "explode":
+			var v string
+			if err := oneArg(d, &v); err != nil {
+				return nil, err
+			}
+			if v != "true" && v != "false" {
+				return nil, d.Errf("tool %s: arg %s: explode %q: want true or false", tool, a.Name, v)
+			}
+			explode := v == "true"
+			a.Explode = &explode
 		case "default":
 			if defaults = d.RemainingArgs(); len(defaults) == 0 {
 				return nil, d.ArgErr()

@@ -121,6 +121,19 @@ type Arg struct {
 	// WireName is; set one of them. Default: the argument name.
 	HeaderName string `json:"header_name,omitempty"`
 
+	// Style is how an array or object is written, as OpenAPI names its
+	// styles: form, spaceDelimited, pipeDelimited or deepObject in the
+	// query (tags=a,b; tags=a%7Cb; filter%5Bstate%5D=open), simple in the
+	// path or a header (a,b). Default: none; an array in the query then
+	// repeats its key, and arrays and objects go nowhere else but the body.
+	Style string `json:"style,omitempty"`
+
+	// Explode, with a style, says whether an array or object is exploded:
+	// the key repeated, an object's properties as keys of their own
+	// (form), name=value pairs (simple). Default: true for form and
+	// deepObject, false for the others.
+	Explode *bool `json:"explode,omitempty"`
+
 	// Default is sent when the argument is omitted, and shown in the
 	// schema. A literal; placeholders are not resolved. Default: none.
 	Default json.RawMessage `json:"default,omitempty"`
@@ -189,7 +202,7 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 		def.Args = append(def.Args, upstream.Arg{
 			Name: a.Name, Type: a.Type, Required: a.Required, Description: a.Description,
 			In: upstream.Placement(a.In), HeaderName: a.HeaderName, Default: a.Default, Enum: a.Enum,
-			WireName: a.WireName, Nullable: a.Nullable,
+			WireName: a.WireName, Nullable: a.Nullable, Style: upstream.Style(a.Style), Explode: a.Explode,
 		})
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.Query)) {

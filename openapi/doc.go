@@ -46,6 +46,16 @@
 //     readOnly properties are left out; any other JSON body (an array, a
 //     oneOf, a nullable object) is the one argument body, sent whole; a
 //     URL-encoded form's properties are arguments sent as a form;
+//   - arrays and objects are written as the parameter's style and
+//     explode say (see upstream.Style): in the query form (the key
+//     repeated, comma-joined, or an object's properties as keys),
+//     spaceDelimited, pipeDelimited and deepObject; in the path and
+//     headers simple. Swagger's collectionFormat csv (its default),
+//     ssv, pipes and multi are the same styles. Where OpenAPI leaves a
+//     pair undefined, spaceDelimited and pipeDelimited with explode are
+//     the key repeated, and deepObject is exploded whatever explode says;
+//     one level is written, so an object property that is an array or an
+//     object is refused per call;
 //   - nullable (3.0) and type unions with null (3.1) let the schema take
 //     null; upstream leaves a null out of a query, a header and a form,
 //     and sends it as null in a JSON body;
@@ -57,8 +67,9 @@
 //     idempotent.
 //
 // Skipped, with the reason: cookie parameters, parameters described by
-// content, arrays and objects in a path or header, query arrays other
-// than style form with explode (the key repeated), query objects, bodies
+// content, path styles label and matrix, arrays of arrays or of objects
+// outside a body, arrays in style deepObject, Swagger's collectionFormat
+// tsv (and any but csv in a path or a header), bodies
 // other than JSON and URL-encoded forms (multipart, octet-stream, text),
 // form properties that are objects, operations with a server of their own,
 // methods other than GET, HEAD, POST, PUT, PATCH and DELETE, and anything

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -156,7 +157,52 @@ func loadSwagger(data []byte, loader *openapi3.Loader) (*openapi3.T, error) {
 	if err := json.Unmarshal(data, &doc2); err != nil {
 		return nil, err
 	}
+	swaggerCollectionFormats(&doc2)
 	return openapi2conv.ToV3WithLoader(&doc2, loader, nil)
+}
+
+// swaggerCollectionFormats makes each array parameter's collectionFormat
+// say what Swagger 2.0 means before the conversion, which reads it only
+// in the query and takes a missing one for OpenAPI 3's default (the key
+// repeated): a query array without one is csv, Swagger's default. A
+// format OpenAPI 3 cannot say (tsv, or anything but csv in the path or a
+// header) is kept in the extension unsentCollectionFormat, and the
+// operation is skipped.
+func swaggerCollectionFormats(doc2 *openapi2.T) {
+	mark := func(params []*openapi2.Parameter) {
+		for _, p := range params {
+			if p == nil || p.Type == nil || !p.Type.Is("array") {
+				continue
+			}
+			format := p.CollectionFormat
+			unsent := false
+			switch p.In {
+			case "query":
+				if format == "" {
+					p.CollectionFormat = "csv"
+				}
+				unsent = format == "tsv"
+			case "path", "header":
+				unsent = format != "" && format != "csv"
+			}
+			if unsent {
+				if p.Extensions == nil {
+					p.Extensions = make(map[string]any, 1)
+				}
+				p.Extensions[unsentCollectionFormat] = format
+			}
+		}
+	}
+	mark(slices.Collect(maps.Values(doc2.Parameters)))
+	for _, item := range doc2.Paths {
+		if item == nil {
+			continue
+		}
+		mark(item.Parameters)
+		for _, op := range item.Operations() {
+			mark(op.Parameters)
+		}
+	}
 }
 
 // loadError says which reference was refused, in this package's words.

@@ -336,7 +336,8 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 	}
 	s := p.Schema.Value
 	base := baseType(s)
-	if reason := sendable(p, s, base); reason != "" {
+	style, explode, reason := parameterStyle(p, s, base)
+	if reason != "" {
 		return "", reason
 	}
 
@@ -355,7 +356,7 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 	// Beside the input schema, which says whether null is a value, an arg
 	// only places the property; upstream leaves a null out of a query and
 	// a header.
-	a := upstream.Arg{Name: name}
+	a := upstream.Arg{Name: name, Style: style, Explode: explode}
 	switch p.In {
 	case openapi3.ParameterInPath:
 		a.In = upstream.InPath // the path template is rewritten to this name
@@ -371,44 +372,77 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 	return name, ""
 }
 
-// sendable says why the request building cannot send a parameter as the
-// document says it is sent, or "" when it can. It sends a scalar in the
-// path, the query or a header, and an array of scalars in the query as
-// the key repeated (style form, explode true: OpenAPI's default for a
-// query).
-func sendable(p *openapi3.Parameter, s *openapi3.Schema, base string) string {
+// unsentCollectionFormat is the extension in which loadSwagger keeps a
+// Swagger collectionFormat that OpenAPI 3 cannot say.
+const unsentCollectionFormat = "x-caddy-mcp-collection-format"
+
+// parameterStyle says how upstream writes the argument of p, as the
+// document says the parameter is sent: the style and explode of its
+// upstream.Arg (none for a scalar, or for a query array in style form
+// with explode, the key repeated, which is upstream's default), or the
+// reason it cannot be sent.
+//
+// The query takes arrays and objects in style form (exploded or not),
+// spaceDelimited and pipeDelimited, and objects in deepObject; the path
+// and headers take them in style simple. OpenAPI leaves some pairs
+// undefined, which are read as the tools that generate clients read
+// them: spaceDelimited and pipeDelimited with explode are the key
+// repeated, and deepObject is exploded whatever explode says (its default
+// would be false). Only one level is written: arrays of arrays or of
+// objects are skipped, and an object property that is itself an array or
+// an object is refused per call by upstream.
+func parameterStyle(p *openapi3.Parameter, s *openapi3.Schema, base string) (upstream.Style, *bool, string) {
+	if format, ok := p.Extensions[unsentCollectionFormat].(string); ok {
+		return "", nil, fmt.Sprintf("%s parameter %q: collectionFormat %s is not sent", p.In, p.Name, format)
+	}
 	style := p.Style
-	explode := p.Explode == nil || *p.Explode
+	if base == "array" && s.Items != nil && s.Items.Value != nil {
+		if item := baseType(s.Items.Value); item == "array" || item == "object" {
+			return "", nil, fmt.Sprintf("%s parameter %q: an array of %ss is not sent", p.In, p.Name, item)
+		}
+	}
 	switch p.In {
 	case openapi3.ParameterInPath, openapi3.ParameterInHeader:
 		if style != "" && style != openapi3.SerializationSimple {
-			return fmt.Sprintf("%s parameter %q: style %s is not sent", p.In, p.Name, style)
+			return "", nil, fmt.Sprintf("%s parameter %q: style %s is not sent", p.In, p.Name, style)
 		}
 		if base == "array" || base == "object" {
-			return fmt.Sprintf("%s parameter %q is an %s; only scalars are sent in the %s", p.In, p.Name, base, p.In)
+			return upstream.StyleSimple, p.Explode, ""
 		}
 	case openapi3.ParameterInQuery:
 		if style == "" {
 			style = openapi3.SerializationForm
 		}
-		if p.Explode == nil {
-			explode = style == openapi3.SerializationForm
+		explode := style == openapi3.SerializationForm
+		if p.Explode != nil {
+			explode = *p.Explode
 		}
-		switch base {
-		case "array":
-			if style != openapi3.SerializationForm || !explode {
-				return fmt.Sprintf("query parameter %q: an array in style %s with explode %v is not sent (arrays go as the key repeated: style form, explode true)", p.Name, style, explode)
+		if base != "array" && base != "object" {
+			return "", nil, "" // a scalar reads the same in every style
+		}
+		switch style {
+		case openapi3.SerializationForm:
+			if base == "array" && explode {
+				return "", nil, ""
 			}
-			if s.Items != nil && s.Items.Value != nil {
-				if item := baseType(s.Items.Value); item == "array" || item == "object" {
-					return fmt.Sprintf("query parameter %q: an array of %ss is not sent", p.Name, item)
+			return upstream.StyleForm, &explode, ""
+		case openapi3.SerializationSpaceDelimited, openapi3.SerializationPipeDelimited:
+			if explode {
+				if base == "array" {
+					return "", nil, ""
 				}
+				return upstream.StyleForm, nil, ""
 			}
-		case "object":
-			return fmt.Sprintf("query parameter %q: an object in style %s with explode %v is not sent (objects go in a query only as JSON text)", p.Name, style, explode)
+			return upstream.Style(style), nil, ""
+		case openapi3.SerializationDeepObject:
+			if base == "array" {
+				return "", nil, fmt.Sprintf("query parameter %q: an array in style deepObject is not sent (OpenAPI defines deepObject for objects)", p.Name)
+			}
+			return upstream.StyleDeepObject, nil, ""
 		}
+		return "", nil, fmt.Sprintf("query parameter %q: an %s in style %s is not sent", p.Name, base, style)
 	}
-	return ""
+	return "", nil, ""
 }
 
 // claim returns name, or name with a number added when an argument of the

@@ -2,10 +2,12 @@ package openapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -51,6 +54,11 @@ func TestToolsGolden(t *testing.T) {
 		{"github-3.1", githubDocument31, []string{"issues/create", "gists/update", "repos/get"}},
 		{"petstore-3.0", doc(petstore30), []string{"findPetsByStatus", "getPetById", "deletePet", "addPet", "updatePetWithForm", "uploadFile", "loginUser"}},
 		{"petstore-3.1", doc(petstore31), []string{"findPetsByStatus", "updatePetWithForm", "uploadFile"}},
+		{"parameter-styles", doc(parameterStyles), []string{
+			"query_form_nonExploded", "query_spaceDelimited_nonExploded", "query_pipeDelimited_nonExploded", "query_deepObject_nonExploded",
+			"query_form_exploded", "headers_simple_exploded", "paths_simple_nonExploded",
+			"paths_label_nonExploded", "cookies_standard", // skipped: label style, cookies
+		}},
 		{"swagger-2.0", doc(swaggerPetstore), []string{"findPetsByStatus", "getPetById", "deletePet", "addPet", "updatePetWithForm", "uploadFile", "createUsersWithArrayInput"}},
 	}
 	for _, tt := range tests {
@@ -147,7 +155,7 @@ func TestToolsWholeDocuments(t *testing.T) {
 		{"swagger 2.0", doc(swaggerPetstore), 14, 6},
 		{"train travel 3.1", doc(trainTravel31), 7, 0},
 		{"circular schemas", doc(circular30), 2, 1},
-		{"parameter styles", doc(parameterStyles), 0, 25},
+		{"parameter styles", doc(parameterStyles), 12, 13},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,6 +217,9 @@ func TestToolsMapping(t *testing.T) {
 		// of the tool; skip is the reason it is skipped, if it is.
 		want []string
 		skip string
+		// call, when set, is the JSON of a call's arguments, and url and
+		// header (Name: value) what its request must be.
+		call, url, header string
 	}{
 		{
 			name: "wire names of query and header parameters", version: "3.0.3", method: "get", path: "/items",
@@ -315,6 +326,7 @@ func TestToolsMapping(t *testing.T) {
 			name: "swagger collectionFormat multi", version: "2.0", method: "get", path: "/a",
 			op:   `{"parameters":[{"name":"tags","in":"query","type":"array","items":{"type":"string"},"collectionFormat":"multi"}],` + ok + `}`,
 			want: []string{`"tags":{"items":{"type":"string"},"type":"array"}`},
+			call: `{"tags":["a","b"]}`, url: "https://api.example.com/a?tags=a&tags=b",
 		},
 		{
 			name: "swagger form body", version: "2.0", method: "post", path: "/a",
@@ -355,27 +367,134 @@ func TestToolsMapping(t *testing.T) {
 		{
 			name: "a comma-separated array", version: "3.0.3", method: "get", path: "/a",
 			op:   `{"parameters":[{"name":"ids","in":"query","explode":false,"schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
-			skip: `query parameter "ids": an array in style form with explode false is not sent (arrays go as the key repeated: style form, explode true)`,
+			want: []string{`"Style":"form","Explode":false`},
+			call: `{"ids":[1,2]}`, url: "https://api.example.com/a?ids=1,2",
+		},
+		{
+			name: "an array in style form with explode is the key repeated", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","style":"form","explode":true,"schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
+			want: []string{`"Style":"","Explode":null`},
+			call: `{"ids":[1,2]}`, url: "https://api.example.com/a?ids=1&ids=2",
+		},
+		{
+			name: "a space-delimited array", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","style":"spaceDelimited","schema":{"type":"array","items":{"type":"string"}}}],` + ok + `}`,
+			call: `{"ids":["a b","c"]}`, url: "https://api.example.com/a?ids=a+b%20c",
+		},
+		{
+			name: "a pipe-delimited array", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","style":"pipeDelimited","schema":{"type":"array","items":{"type":"string"}}}],` + ok + `}`,
+			want: []string{`"Style":"pipeDelimited","Explode":null`},
+			call: `{"ids":["a|b","c&d=e"]}`, url: "https://api.example.com/a?ids=a%7Cb%7Cc%26d%3De",
+		},
+		{
+			name: "a pipe-delimited array with explode is the key repeated", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","style":"pipeDelimited","explode":true,"schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
+			call: `{"ids":[1,2]}`, url: "https://api.example.com/a?ids=1&ids=2",
+		},
+		{
+			name: "a deepObject, exploded whatever explode says", version: "3.0.3", method: "get", path: "/a",
+			op: `{"parameters":[{"name":"filter","in":"query","style":"deepObject","schema":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}},
+				{"name":"page","in":"query","style":"deepObject","explode":false,"schema":{"type":"object","properties":{"size":{"type":"integer"}}}}],` + ok + `}`,
+			want: []string{`"Style":"deepObject","Explode":null`},
+			call: `{"filter":{"a":"x y","b":2},"page":{"size":5}}`, url: "https://api.example.com/a?filter%5Ba%5D=x+y&filter%5Bb%5D=2&page%5Bsize%5D=5",
+		},
+		{
+			name: "an object in style form, its properties as keys", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"filter","in":"query","schema":{"type":"object","properties":{"state":{"type":"string"},"limit":{"type":"integer"}}}}],` + ok + `}`,
+			want: []string{`"Style":"form","Explode":true`},
+			call: `{"filter":{"state":"open","limit":3}}`, url: "https://api.example.com/a?limit=3&state=open",
+		},
+		{
+			name: "an object in style form without explode", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"color","in":"query","explode":false,"schema":{"type":"object","properties":{"R":{"type":"integer"},"G":{"type":"integer"}}}}],` + ok + `}`,
+			call: `{"color":{"R":100,"G":200}}`, url: "https://api.example.com/a?color=G,200,R,100",
+		},
+		{
+			name: "a pipe-delimited object", version: "3.1.0", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"color","in":"query","style":"pipeDelimited","schema":{"type":"object","properties":{"R":{"type":"integer"}}}}],` + ok + `}`,
+			call: `{"color":{"R":100}}`, url: "https://api.example.com/a?color=R%7C100",
 		},
 		{
 			name: "swagger collectionFormat csv", version: "2.0", method: "get", path: "/a",
 			op:   `{"parameters":[{"name":"ids","in":"query","type":"array","items":{"type":"integer"},"collectionFormat":"csv"}],` + ok + `}`,
-			skip: `query parameter "ids": an array in style form with explode false is not sent`,
+			call: `{"ids":[1,2]}`, url: "https://api.example.com/a?ids=1,2",
 		},
 		{
-			name: "a pipe-delimited array", version: "3.0.3", method: "get", path: "/a",
-			op:   `{"parameters":[{"name":"ids","in":"query","style":"pipeDelimited","schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
-			skip: `query parameter "ids": an array in style pipeDelimited with explode false is not sent`,
+			name: "swagger without collectionFormat is csv", version: "2.0", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","type":"array","items":{"type":"integer"}}],` + ok + `}`,
+			call: `{"ids":[1,2]}`, url: "https://api.example.com/a?ids=1,2",
 		},
 		{
-			name: "a deepObject", version: "3.0.3", method: "get", path: "/a",
-			op:   `{"parameters":[{"name":"filter","in":"query","style":"deepObject","schema":{"type":"object","properties":{"a":{"type":"string"}}}}],` + ok + `}`,
-			skip: `query parameter "filter": an object in style deepObject with explode false is not sent (objects go in a query only as JSON text)`,
+			name: "swagger collectionFormat ssv", version: "2.0", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","type":"array","items":{"type":"integer"},"collectionFormat":"ssv"}],` + ok + `}`,
+			call: `{"ids":[1,2]}`, url: "https://api.example.com/a?ids=1%202",
+		},
+		{
+			name: "swagger collectionFormat pipes", version: "2.0", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","type":"array","items":{"type":"integer"},"collectionFormat":"pipes"}],` + ok + `}`,
+			call: `{"ids":[1,2]}`, url: "https://api.example.com/a?ids=1%7C2",
+		},
+		{
+			name: "swagger collectionFormat tsv", version: "2.0", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","type":"array","items":{"type":"integer"},"collectionFormat":"tsv"}],` + ok + `}`,
+			skip: `query parameter "ids": collectionFormat tsv is not sent`,
+		},
+		{
+			name: "swagger path array", version: "2.0", method: "get", path: "/a/{ids}",
+			op:   `{"parameters":[{"name":"ids","in":"path","required":true,"type":"array","items":{"type":"integer"}}],` + ok + `}`,
+			call: `{"ids":[1,2]}`, url: "https://api.example.com/a/1,2",
+		},
+		{
+			name: "swagger path array in pipes", version: "2.0", method: "get", path: "/a/{ids}",
+			op:   `{"parameters":[{"name":"ids","in":"path","required":true,"type":"array","items":{"type":"integer"},"collectionFormat":"pipes"}],` + ok + `}`,
+			skip: `path parameter "ids": collectionFormat pipes is not sent`,
 		},
 		{
 			name: "an array in a header", version: "3.0.3", method: "get", path: "/a",
 			op:   `{"parameters":[{"name":"X-Ids","in":"header","schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
-			skip: `header parameter "X-Ids" is an array; only scalars are sent in the header`,
+			want: []string{`"Style":"simple","Explode":null`},
+			call: `{"X_Ids":[1,2]}`, url: "https://api.example.com/a", header: "X-Ids: 1,2",
+		},
+		{
+			name: "an object in a header, exploded", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"X-Point","in":"header","explode":true,"schema":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"integer"}}}}],` + ok + `}`,
+			call: `{"X_Point":{"x":1,"y":2}}`, url: "https://api.example.com/a", header: "X-Point: x=1,y=2",
+		},
+		{
+			name: "an array in the path", version: "3.0.3", method: "get", path: "/a/{ids}",
+			op:   `{"parameters":[{"name":"ids","in":"path","required":true,"style":"simple","schema":{"type":"array","items":{"type":"string"}}}],` + ok + `}`,
+			call: `{"ids":["x,y","z/w"]}`, url: "https://api.example.com/a/x%2Cy,z%2Fw",
+		},
+		{
+			name: "an object in the path", version: "3.0.3", method: "get", path: "/a/{point}",
+			op:   `{"parameters":[{"name":"point","in":"path","required":true,"schema":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"integer"}}}}],` + ok + `}`,
+			call: `{"point":{"x":1,"y":2}}`, url: "https://api.example.com/a/x,1,y,2",
+		},
+		{
+			name: "a label path", version: "3.0.3", method: "get", path: "/a/{id}",
+			op:   `{"parameters":[{"name":"id","in":"path","required":true,"style":"label","schema":{"type":"string"}}],` + ok + `}`,
+			skip: `path parameter "id": style label is not sent`,
+		},
+		{
+			name: "a matrix path", version: "3.0.3", method: "get", path: "/a/{id}",
+			op:   `{"parameters":[{"name":"id","in":"path","required":true,"style":"matrix","schema":{"type":"array","items":{"type":"string"}}}],` + ok + `}`,
+			skip: `path parameter "id": style matrix is not sent`,
+		},
+		{
+			name: "an array in deepObject", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"ids","in":"query","style":"deepObject","schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
+			skip: `query parameter "ids": an array in style deepObject is not sent`,
+		},
+		{
+			name: "an array of arrays", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"m","in":"query","explode":false,"schema":{"type":"array","items":{"type":"array","items":{"type":"integer"}}}}],` + ok + `}`,
+			skip: `query parameter "m": an array of arrays is not sent`,
+		},
+		{
+			name: "an array of objects in a header", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"X-M","in":"header","schema":{"type":"array","items":{"type":"object"}}}],` + ok + `}`,
+			skip: `header parameter "X-M": an array of objects is not sent`,
 		},
 		{
 			name: "a header upstream will not set", version: "3.0.3", method: "get", path: "/a",
@@ -438,7 +557,40 @@ func TestToolsMapping(t *testing.T) {
 					t.Errorf("the tool lacks %s:\n%s", w, got)
 				}
 			}
+			if tt.call != "" {
+				checkCall(t, &r.Tools[0], tt.call, tt.url, tt.header)
+			}
 		})
+	}
+}
+
+// checkCall makes the request of a call of tl with the arguments of the
+// JSON text call, and checks its URL and, given as "Name: value", a
+// header.
+func checkCall(t *testing.T, tl *Tool, call, wantURL, wantHeader string) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(call))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	args, err := tl.Operation.Check(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse("https://api.example.com")
+	req, _, err := tl.Operation.Request(context.Background(), base, args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.URL.String(); got != wantURL {
+		t.Errorf("URL %s, want %s", got, wantURL)
+	}
+	if name, value, ok := strings.Cut(wantHeader, ": "); ok {
+		if got := req.Header.Values(name); len(got) != 1 || got[0] != value {
+			t.Errorf("header %s: %q, want %q", name, got, value)
+		}
 	}
 }
 
@@ -699,4 +851,103 @@ func generateDocument(data []byte) []byte {
 	}
 	b.WriteString("}}")
 	return []byte(b.String())
+}
+
+// TestToolsParameterStylesSent sends a call of each tool of the
+// parameter-styles document to go-httpbin and checks what it read: the
+// query parameters, the path, the headers. Items and property values
+// hold the separators of other styles and query syntax, which must reach
+// the server inside their own value.
+func TestToolsParameterStylesSent(t *testing.T) {
+	base, err := url.Parse(mcptest.StartHTTPBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load(doc(parameterStyles)(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.Tools(Curation{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := map[string]any{
+		"primitive": "blue",
+		"array":     []any{"blue", "black&x=1", "brown"},
+		"object":    map[string]any{"name": "Ann Lee", "description": "a,b|c"},
+	}
+	exploded := map[string][]string{"primitive": {"blue"}, "array": {"blue", "black&x=1", "brown"}, "name": {"Ann Lee"}, "description": {"a,b|c"}}
+	headers := map[string]string{"Primitive": "blue", "Array": "blue,black&x=1,brown", "Object": "description,a,b|c,name,Ann Lee"}
+	tests := map[string]struct {
+		path    string // as sent, escaped
+		query   map[string][]string
+		headers map[string]string
+	}{
+		"query_standard":                   {path: "/anything/query", query: exploded},
+		"query_form_exploded":              {path: "/anything/query/form", query: exploded},
+		"query_form_nonExploded":           {path: "/anything/query/form", query: map[string][]string{"primitive": {"blue"}, "array": {"blue,black&x=1,brown"}, "object": {"description,a,b|c,name,Ann Lee"}}},
+		"query_spaceDelimited_nonExploded": {path: "/anything/query/spaceDelimited", query: map[string][]string{"array": {"blue black&x=1 brown"}, "object": {"description a,b|c name Ann Lee"}}},
+		"query_pipeDelimited_nonExploded":  {path: "/anything/query/pipeDelimited", query: map[string][]string{"array": {"blue|black&x=1|brown"}, "object": {"description|a,b|c|name|Ann Lee"}}},
+		"query_deepObject_nonExploded":     {path: "/anything/query/deepObject", query: map[string][]string{"object[name]": {"Ann Lee"}, "object[description]": {"a,b|c"}}},
+		"headers_standard":                 {path: "/anything/headers", headers: headers},
+		"headers_simple_nonExploded":       {path: "/anything/headers/simple", headers: headers},
+		"headers_simple_exploded": {path: "/anything/headers/simple", headers: map[string]string{
+			"Primitive": "blue", "Array": "blue,black&x=1,brown", "Object": "description=a,b|c,name=Ann Lee"}},
+		"paths_standard":           {path: "/anything/path/blue/blue,black&x=1,brown/description,a%2Cb%7Cc,name,Ann%20Lee"},
+		"paths_simple_nonExploded": {path: "/anything/path/simple/blue/blue,black&x=1,brown/description,a%2Cb%7Cc,name,Ann%20Lee"},
+		"paths_simple_exploded":    {path: "/anything/path/simple/blue/blue,black&x=1,brown/description=a%2Cb%7Cc,name=Ann%20Lee"},
+	}
+	if len(r.Tools) != len(tests) {
+		t.Errorf("%d tools, want %d", len(r.Tools), len(tests))
+	}
+	for _, tl := range r.Tools {
+		t.Run(tl.OperationID, func(t *testing.T) {
+			want, ok := tests[tl.OperationID]
+			if !ok {
+				t.Fatal("no expectation")
+			}
+			props, err := upstream.PropertyNames(tl.Definition.InputSchema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			given := make(map[string]any)
+			for _, name := range props {
+				given[name] = call[name]
+			}
+			args, err := tl.Operation.Check(given)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _, err := tl.Operation.Request(context.Background(), base, args, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var echoed struct {
+				Args    map[string][]string `json:"args"`
+				Headers map[string][]string `json:"headers"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&echoed); err != nil {
+				t.Fatal(err)
+			}
+			if got := req.URL.EscapedPath(); got != want.path {
+				t.Errorf("path %s, want %s", got, want.path)
+			}
+			if want.query == nil {
+				want.query = map[string][]string{}
+			}
+			if fmt.Sprint(echoed.Args) != fmt.Sprint(want.query) {
+				t.Errorf("the server read the query %s as %q, want %q", req.URL.RawQuery, echoed.Args, want.query)
+			}
+			for name, value := range want.headers {
+				if got := echoed.Headers[name]; len(got) != 1 || got[0] != value {
+					t.Errorf("the server read header %s as %q, want %q", name, got, value)
+				}
+			}
+		})
+	}
 }

@@ -33,6 +33,11 @@ import (
 // argument; an argument in a path slot goes nowhere else. With `body arg`,
 // the body is that one argument, and an undeclared argument is refused.
 //
+// An object in style form with explode, or in deepObject, sends keys of
+// its own (its property names, or key[name]); such a key is refused per
+// call when it is a fixed query key (case ignored) or a key another
+// argument sends.
+//
 // A declared argument goes under its wire name (the query key, the body
 // key, the header field), and every comparison above is of wire names.
 // An undeclared argument goes under its own name, and is refused when

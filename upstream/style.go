@@ -52,11 +52,11 @@ func (a *planArg) checkStyle(placed bool, method string) error {
 		switch a.In {
 		case InPath, InHeader:
 			if a.Type == "array" || a.Type == "object" {
-				return fmt.Errorf("argument %q: %s arguments cannot go in the %s unless in style simple", a.Name, a.Type, a.In)
+				return fmt.Errorf("argument %q: %s arguments cannot go in the %s", a.Name, a.Type, a.In)
 			}
 		case InQuery:
 			if a.Type == "object" || a.Items == "object" {
-				err := fmt.Errorf("argument %q: objects go only in the body, not in the query, unless in a style", a.Name)
+				err := fmt.Errorf("argument %q: objects go only in the body, not in the query", a.Name)
 				if !placed {
 					err = fmt.Errorf("%w (a %s sends its arguments in the query; say \"in body\")", err, method)
 				}

@@ -198,8 +198,8 @@ func TestStyleRefused(t *testing.T) {
 		{"deepObject not exploded", planArg{In: InQuery, Type: "object", Style: StyleDeepObject, explodeSet: boolPtr(false)}, "always exploded"},
 		{"pipeDelimited exploded", planArg{In: InQuery, Type: "array", Style: StylePipeDelimited, explodeSet: boolPtr(true)}, "never exploded"},
 		{"an array of objects", planArg{In: InQuery, Type: "array", Items: "object", Style: StyleForm}, "writes arrays of scalars, not of objects"},
-		{"an array in a header without a style", planArg{In: InHeader, Type: "array"}, "array arguments cannot go in the header unless in style simple"},
-		{"an object in the query without a style", planArg{In: InQuery, Type: "object"}, "objects go only in the body, not in the query, unless in a style"},
+		{"an array in a header without a style", planArg{In: InHeader, Type: "array"}, "array arguments cannot go in the header"},
+		{"an object in the query without a style", planArg{In: InQuery, Type: "object"}, "objects go only in the body, not in the query"},
 	}
 	for _, tt := range tests {
 		arg := tt.arg
