@@ -32,7 +32,7 @@ type declaredOp struct {
 	method  string
 	path    *regexp.Regexp
 	slots   int             // path parameters: fewer is the more specific route
-	query   map[string]bool // names; a deepObject's name+"[" prefix too
+	query   map[string]bool // names, and an exploded form object's properties
 	prefix  []string        // deepObject names, whose keys are name[...]
 	headers map[string]bool // canonical header names
 }
@@ -90,8 +90,15 @@ func readDeclared(t *testing.T, path string) *declared {
 				switch param["in"] {
 				case "query":
 					o.query[name] = true
-					if param["style"] == "deepObject" {
+					schema := resolve(param["schema"])
+					switch style, _ := param["style"].(string); {
+					case style == "deepObject":
 						o.prefix = append(o.prefix, name+"[")
+					case (style == "" || style == "form") && param["explode"] != false && schema["type"] == "object":
+						props, _ := schema["properties"].(map[string]any)
+						for p := range props {
+							o.query[p] = true // an exploded object's keys are its properties
+						}
 					}
 				case "header":
 					o.headers[http.CanonicalHeaderKey(name)] = true
@@ -177,6 +184,7 @@ func TestDeclared(t *testing.T) {
 	}{
 		{"declared keys", prismtest.Request{Method: "GET", Path: "/search/form", RawQuery: "colors=red&colors=blue&limit=3", Header: header()}, nil},
 		{"deepObject keys", prismtest.Request{Method: "GET", Path: "/search/deep", RawQuery: "filter%5Bcolor%5D=red&filter[size]=2", Header: header()}, nil},
+		{"an exploded object's properties", prismtest.Request{Method: "GET", Path: "/search/object", RawQuery: "x=1&y=2&range=min,0", Header: header()}, nil},
 		{"declared headers", prismtest.Request{Method: "GET", Path: "/items/1", Header: header("X-Request-Id", "a", "X-Trace-Depth", "1")}, nil},
 		{"an undeclared key", prismtest.Request{Method: "GET", Path: "/search/form", RawQuery: "colors=red&title=x", Header: header()},
 			[]string{`the query key "title" of GET /search/form?colors=red&title=x is no parameter of the operation`}},

@@ -323,7 +323,12 @@ func (s *Server) sync(tb testing.TB) {
 	s.mu.Unlock()
 	resp, err := s.client.Get(s.prismURL + syncPath + strconv.Itoa(n))
 	if err != nil {
-		tb.Fatalf("prism: %v", err)
+		select {
+		case <-s.waited:
+			tb.Fatalf("prism has exited (%v); its last log lines:\n%s", err, s.LogTail())
+		case <-time.After(time.Second):
+			tb.Fatalf("prism does not answer: %v", err)
+		}
 	}
 	resp.Body.Close()
 	deadline := time.AfterFunc(10*time.Second, func() {
