@@ -1,11 +1,13 @@
 package openapitest
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"testing"
 )
 
 // maxExampleDepth bounds how deep an example goes into nested objects and
@@ -332,4 +334,59 @@ func mergeAllOf(s map[string]any, all []any) map[string]any {
 		out["required"] = required
 	}
 	return out
+}
+
+// TestExample checks that the examples keep to their schemas' keywords,
+// and that a schema no example fits is an error, not a guess.
+func TestExample(t *testing.T) {
+	tests := []struct {
+		name, schema, want string
+	}{
+		{"const before enum", `{"const":"x","enum":["y"]}`, `"x"`},
+		{"the first enum value that is not null", `{"enum":[null,"b"]}`, `"b"`},
+		{"a default", `{"type":"integer","default":30}`, `30`},
+		{"a format", `{"type":"string","format":"date-time"}`, `"2024-05-06T07:08:09Z"`},
+		{"length bounds", `{"type":"string","minLength":9,"maxLength":9}`, `"examplexx"`},
+		{"a pattern", `{"type":"string","pattern":"^[0-9]+$"}`, `"1"`},
+		{"integer bounds", `{"type":"integer","minimum":5,"maximum":9}`, `5`},
+		{"an exclusive bound", `{"type":"number","exclusiveMaximum":1}`, `0`},
+		{"a type union with null", `{"type":["null","boolean"]}`, `true`},
+		{"two distinct items", `{"type":"array","items":{"type":"string","enum":["a","b","c"]}}`, `["a","b"]`},
+		{"one item where only one is allowed", `{"type":"array","maxItems":1,"items":{"type":"integer"}}`, `[1]`},
+		{"an enum shorter than two items, unrepeated", `{"type":"array","items":{"enum":["only"]}}`, `["only"]`},
+		{"every property, nested ones too", `{"type":"object","required":["a"],"properties":{"a":{"type":"integer"},"b":{"type":"object","properties":{"c":{"type":"boolean"}}}}}`, `{"a":1,"b":{"c":true}}`},
+		{"the first branch that is not null", `{"oneOf":[{"type":"null"},{"type":"integer","minimum":3}]}`, `3`},
+		{"allOf merged", `{"allOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"required":["b"],"properties":{"b":{"const":2}}}]}`, `{"a":"example","b":2}`},
+		{"a map", `{"type":"object","additionalProperties":{"type":"integer"}}`, `{"key":1}`},
+		{"an optional property no example fits is left out", `{"type":"object","properties":{"a":{"type":"string","pattern":"^z{3}$"},"b":{"type":"boolean"}}}`, `{"b":true}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s map[string]any
+			if err := json.Unmarshal([]byte(tt.schema), &s); err != nil {
+				t.Fatal(err)
+			}
+			v, err := example(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(v)
+			if string(got) != tt.want {
+				t.Errorf("example of %s is %s, want %s", tt.schema, got, tt.want)
+			}
+		})
+	}
+	for _, schema := range []string{
+		`{"type":"string","pattern":"^z{3}$"}`,
+		`{"type":"object","required":["a"],"properties":{"a":{"type":"string","pattern":"^z{3}$"}}}`,
+		`{"anyOf":[{"type":"null"}]}`,
+	} {
+		var s map[string]any
+		if err := json.Unmarshal([]byte(schema), &s); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := example(s); err == nil {
+			t.Errorf("example of %s is %v, want an error", schema, v)
+		}
+	}
 }
