@@ -20,8 +20,8 @@ import (
 const sdkMain = "@modelcontextprotocol/sdk/package.json"
 
 // sdkClient drives imported tools with the official TypeScript SDK's
-// client (interop/'s, on interop/'s Node 22): path, header, query, JSON
-// body with null, form body. Prism must find every request the
+// client (interop/'s, on interop/'s Node 22): path, header, query in
+// several styles, JSON body with null, form body. Prism must find every request the
 // document's, as with mcp-go's client.
 func sdkClient(t *testing.T, e *env) {
 	interop := filepath.Join(prismtest.Dir(t), "..", "..", "interop")
@@ -36,6 +36,9 @@ func sdkClient(t *testing.T, e *env) {
 		{"searchForm", map[string]any{"colors": []any{"green", "blue"}, "limit": 5, "note": nil}},
 		{"createNote", map[string]any{"title": "From the SDK", "text": nil, "priority": 2}},
 		{"updateNoteForm", map[string]any{"noteId": "sdk-1", "title": "Done", "done": true}},
+		{"searchDeep", map[string]any{"filter": map[string]any{"color": "blue"}}},
+		{"searchSpace", map[string]any{"words": []any{"from", "sdk"}}},
+		{"searchPipe", map[string]any{"sizes": []any{4, 5}}},
 	}
 	input, err := json.Marshal(map[string]any{"url": e.base + "/wire", "calls": calls})
 	if err != nil {
