@@ -126,7 +126,10 @@ func (r Request) URI() string {
 // answer (Location starting with "response"), or a request Prism refused
 // outright (no such path or method, an Accept it cannot serve).
 type Violation struct {
-	Request  string // "GET /pet/findByStatus": method and path, as Prism logged them
+	// Request is "GET /pet/findByStatus": method and path, as Prism
+	// logged them. Prism logs a request's lines together once it has read
+	// its body; requests sent one at a time are told apart for sure.
+	Request  string
 	Severity string // "error", or "warning" (a deprecated parameter)
 	Location string // "request.query.status.0", when Prism named one
 	Message  string

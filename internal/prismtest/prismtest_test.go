@@ -72,3 +72,38 @@ func TestStart(t *testing.T) {
 		})
 	}
 }
+
+// TestStartOwnAnswer shows an answer of Prism's own that breaks the
+// document (its example does) told apart from a request's violation: a
+// 500, and a violation at "response"; with Dynamic, Prism answers from the
+// schema instead, and keeps to it.
+func TestStartOwnAnswer(t *testing.T) {
+	servers := StartAll(t, Document{Path: "testdata/bad-example.yaml"}, Document{Path: "testdata/bad-example.yaml", Options: Options{Dynamic: true}})
+	for i, want := range []struct {
+		status     int
+		violations []string
+	}{
+		{500, []string{"GET /things/1: error at response: https://stoplight.io/prism/errors#VIOLATIONS: Request/Response not valid"}},
+		{200, nil},
+	} {
+		s := servers[i]
+		m := s.Mark()
+		resp, err := http.Get(s.URL + "/things/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		_, violations := s.Since(t, m)
+		var got []string
+		for _, v := range violations {
+			got = append(got, v.String())
+			if !v.OfResponse() {
+				t.Errorf("%s is not of the response", v)
+			}
+		}
+		if resp.StatusCode != want.status || strings.Join(got, "\n") != strings.Join(want.violations, "\n") {
+			t.Errorf("server %d: status %d, violations %q; want %d, %q", i, resp.StatusCode, got, want.status, want.violations)
+		}
+	}
+}
