@@ -61,10 +61,16 @@ var githubOperations = []string{
 	"gists/create",
 }
 
+// petstoreTools are the Petstore's tools but the two that need the
+// api_key credential (uploadFile, multipart, is skipped): the same from
+// the 3.0 document and from its Swagger 2.0 form.
+var petstoreTools = []string{"addPet", "createUser", "createUsersWithArrayInput", "createUsersWithListInput",
+	"deleteOrder", "deletePet", "deleteUser", "findPetsByStatus", "findPetsByTags", "getOrderById", "getUserByName",
+	"loginUser", "logoutUser", "placeOrder", "updatePet", "updatePetWithForm", "updateUser"}
+
 // env is the Caddy and the Prisms every subtest uses.
 type env struct {
-	t        *testing.T // the test the sessions live as long as
-	base     string     // Caddy's base URL
+	base     string // Caddy's base URL
 	prisms   map[string]*prismtest.Server
 	declared map[string]*declared // what each Prism's document declares
 	clients  map[string]*client.Client
@@ -80,13 +86,9 @@ func TestImportedTools(t *testing.T) {
 		prism string
 		want  []string // the tools listed
 	}{
-		{"/petstore", "petstore", []string{"addPet", "createUser", "createUsersWithArrayInput", "createUsersWithListInput",
-			"deleteOrder", "deletePet", "deleteUser", "findPetsByStatus", "findPetsByTags", "getOrderById", "getUserByName",
-			"loginUser", "logoutUser", "placeOrder", "updatePet", "updatePetWithForm", "updateUser"}},
+		{"/petstore", "petstore", petstoreTools},
 		{"/petstore-key", "petstore", []string{"getInventory", "getPetById"}},
-		{"/swagger", "swagger", []string{"addPet", "createUser", "createUsersWithArrayInput", "createUsersWithListInput",
-			"deleteOrder", "deletePet", "deleteUser", "findPetsByStatus", "findPetsByTags", "getOrderById", "getUserByName",
-			"loginUser", "logoutUser", "placeOrder", "updatePet", "updatePetWithForm", "updateUser"}},
+		{"/swagger", "swagger", petstoreTools},
 		{"/swagger-key", "swagger", []string{"getInventory", "getPetById"}},
 		{"/github", "github", githubToolNames()},
 		{"/wire", "wire", []string{"createNote", "getItem", "getTags", "get_item_without_request_id", "searchComma", "searchDeep", "searchForm", "searchObject", "searchPipe", "searchSpace", "updateNoteForm"}},
@@ -159,7 +161,7 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	github := filepath.Join(docs, githubDocument)
-	e := &env{t: t, prisms: map[string]*prismtest.Server{}, declared: map[string]*declared{}, clients: map[string]*client.Client{}}
+	e := &env{prisms: map[string]*prismtest.Server{}, declared: map[string]*declared{}, clients: map[string]*client.Client{}}
 	names := []string{"petstore", "swagger", "github", "wire"}
 	documents := []prismtest.Document{
 		{Path: filepath.Join(docs, petstore30)},
@@ -241,18 +243,20 @@ http://:%[1]s {
 		e.prisms["github"].URL, github, strings.Join(githubOperations, " "),
 		e.prisms["wire"].URL, wire)
 	incaddy.Run(t, "openapitest", text, nil)
+	// Sessions open here, on the test they last as long as.
+	for _, path := range []string{"/petstore", "/petstore-key", "/swagger", "/swagger-key", "/github", "/wire", "/code"} {
+		e.clients[path], _ = mcptest.Connect(t, e.base+path, mcptest.Options{Name: "openapitest"})
+	}
 	return e
 }
 
-// client returns the session of one endpoint, opened on first use and
-// closed when the whole test ends.
+// client returns the session of one endpoint.
 func (e *env) client(t *testing.T, path string) *client.Client {
 	t.Helper()
-	if c, ok := e.clients[path]; ok {
-		return c
+	c, ok := e.clients[path]
+	if !ok {
+		t.Fatalf("no session of %s", path)
 	}
-	c, _ := mcptest.Connect(e.t, e.base+path, mcptest.Options{Name: "openapitest"})
-	e.clients[path] = c
 	return c
 }
 
