@@ -1,0 +1,104 @@
+//go:build unix
+
+package openapitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/prismtest"
+)
+
+// sdkMain is the TypeScript SDK's package, relative to interop/node_modules.
+const sdkMain = "@modelcontextprotocol/sdk/package.json"
+
+// sdkClient drives imported tools with the official TypeScript SDK's
+// client (interop/'s, on interop/'s Node 22): path, header, query in
+// several styles, JSON body with null, form body. Prism must find every request the
+// document's, as with mcp-go's client.
+func sdkClient(t *testing.T, e *env) {
+	interop := filepath.Join(prismtest.Dir(t), "..", "..", "interop")
+	prismtest.NPMInstall(t, interop, sdkMain)
+	node := filepath.Join(interop, "node_modules", "node", "bin", "node")
+	type call struct {
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	calls := []call{
+		{"getItem", map[string]any{"itemId": 3, "X_Request_Id": "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"}},
+		{"searchForm", map[string]any{"colors": []any{"green", "blue"}, "limit": 5, "note": nil}},
+		{"createNote", map[string]any{"title": "From the SDK", "text": nil, "priority": 2}},
+		{"updateNoteForm", map[string]any{"noteId": "sdk-1", "title": "Done", "done": true}},
+		{"searchDeep", map[string]any{"filter": map[string]any{"color": "blue"}}},
+		{"searchSpace", map[string]any{"words": []any{"from", "sdk"}}},
+		{"searchPipe", map[string]any{"sizes": []any{4, 5}}},
+	}
+	input, err := json.Marshal(map[string]any{"url": e.base + "/wire", "calls": calls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.prisms["wire"]
+	m := p.Mark()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk-client.mjs"))
+	cmd.Env = []string{"SDK_ROOT=" + filepath.Join(interop, "node_modules", filepath.Dir(sdkMain)), "PATH=" + filepath.Dir(node), "HOME=" + t.TempDir()}
+	cmd.Stdin = bytes.NewReader(input)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sdk-client.mjs: %v\n%s", err, stderr.Bytes())
+	}
+	var got struct {
+		Tools   []string `json:"tools"`
+		Results []struct {
+			Name    string `json:"name"`
+			IsError bool   `json:"isError"`
+			Text    string `json:"text"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("sdk-client.mjs printed %q: %v", out, err)
+	}
+	for _, c := range calls {
+		if !slices.Contains(got.Tools, c.Name) {
+			t.Errorf("the SDK lists %q, without %s", got.Tools, c.Name)
+		}
+	}
+	if len(got.Results) != len(calls) {
+		t.Fatalf("%d results for %d calls", len(got.Results), len(calls))
+	}
+	for i, r := range got.Results {
+		if r.IsError {
+			t.Errorf("%s: isError: %s", r.Name, r.Text)
+		}
+		t.Logf("%s: %s", calls[i].Name, r.Text)
+	}
+	reqs, violations := p.Since(t, m)
+	checkViolations(t, "the SDK's calls", violations)
+	if len(reqs) != len(calls) {
+		t.Fatalf("%d requests reached prism for %d calls: %+v", len(reqs), len(calls), reqs)
+	}
+	for i, r := range reqs {
+		e.declared["wire"].check(t, calls[i].Name, r)
+		if r.Status < 200 || r.Status > 299 {
+			t.Errorf("%s: prism answered %d to %s %s", calls[i].Name, r.Status, r.Method, r.URI())
+		}
+	}
+	if want := `{"title":"From the SDK","text":null,"priority":2}`; !sameJSON(reqs[2].Body, want) {
+		t.Errorf("createNote sent %s, want %s", reqs[2].Body, want)
+	}
+}
+
+func sameJSON(got []byte, want string) bool {
+	var a, b any
+	return json.Unmarshal(got, &a) == nil && json.Unmarshal([]byte(want), &b) == nil && reflect.DeepEqual(a, b)
+}
