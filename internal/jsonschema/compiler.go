@@ -267,18 +267,16 @@ func (c *Compiler) compileDynamicAnchors(r *resource, res *resource) error {
 		return nil
 	}
 
-	rr := r.listResources(res)
-	rr = append(rr, res)
+	rr := r.listAnchored(res)
+	if hasDynamicAnchor(res.doc) {
+		rr = append(rr, res)
+	}
 	for _, sr := range rr {
-		if m, ok := sr.doc.(map[string]interface{}); ok {
-			if _, ok := m["$dynamicAnchor"]; ok {
-				sch, err := c.compileRef(r, nil, "IGNORED", r, sr.floc)
-				if err != nil {
-					return err
-				}
-				res.schema.dynamicAnchors = append(res.schema.dynamicAnchors, sch)
-			}
+		sch, err := c.compileRef(r, nil, "IGNORED", r, sr.floc)
+		if err != nil {
+			return err
 		}
+		res.schema.dynamicAnchors = append(res.schema.dynamicAnchors, sch)
 	}
 	return nil
 }
