@@ -759,8 +759,10 @@ func (c *Compiler) validateSchema(r *resource, v interface{}, vloc string) error
 		return meta.validateValue(v, vloc, Kept)
 	}
 
-	if err := validate(r.draft.meta); err != nil {
-		return err
+	if r.draft != Draft2020 || !metaValid2020(v) {
+		if err := validate(r.draft.meta); err != nil {
+			return err
+		}
 	}
 	for _, ext := range c.extensions {
 		if err := validate(ext.meta); err != nil {
