@@ -93,7 +93,7 @@ var documentStart = []byte("--- ")
 // kin-openapi reads JSON with its YAML parser, whose scanner holds every
 // token of a document that opens with "{" until the closing "}", since
 // until then the "{" may turn out to be a key ("{a: 1}: b" is YAML): for
-// GitHub's document, a token queue grown to gigabytes allocated and most
+// GitHub's document, a token queue that allocated 1 GB, and most
 // of the load's time. After "--- " on the same line no key can start, so
 // the scanner hands each token on. Data with a U+0085 is left as it is,
 // since kin-openapi reads such JSON with encoding/json, a choice the mark
