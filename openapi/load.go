@@ -51,19 +51,12 @@ func Load(data []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	// A custom reader owns the policy in kin-openapi: this one never reads.
-	loader.ReadFromURIFunc = func(_ *openapi3.Loader, location *url.URL) ([]byte, error) {
-		return nil, &openapi3.DisallowedExternalRefError{Ref: location.String()}
-	}
-
 	var doc *openapi3.T
 	switch {
 	case strings.HasPrefix(version, "2."):
-		doc, err = loadSwagger(data, loader)
+		doc, err = loadSwagger(data, newLoader())
 	case strings.HasPrefix(version, "3."):
-		doc, err = loader.LoadFromData(data)
+		doc, err = loadOpenAPI3(data)
 	default:
 		return nil, fmt.Errorf("unsupported document version %q (want OpenAPI 3.0 or 3.1, or Swagger 2.0)", version)
 	}
@@ -77,6 +70,45 @@ func Load(data []byte) (*Document, error) {
 		return nil, fmt.Errorf("the document has no paths")
 	}
 	return &Document{Version: version, ServerURL: serverURL(doc), doc: doc}, nil
+}
+
+// newLoader is a kin-openapi loader that reads nothing but the data it is
+// given.
+func newLoader() *openapi3.Loader {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	// A custom reader owns the policy in kin-openapi: this one never reads.
+	loader.ReadFromURIFunc = func(_ *openapi3.Loader, location *url.URL) ([]byte, error) {
+		return nil, &openapi3.DisallowedExternalRefError{Ref: location.String()}
+	}
+	return loader
+}
+
+// documentStart marks where a YAML document starts. A JSON document is
+// the same document after it.
+var documentStart = []byte("--- ")
+
+// loadOpenAPI3 parses an OpenAPI 3 document and resolves its references.
+//
+// kin-openapi reads JSON with its YAML parser, whose scanner holds every
+// token of a document that opens with "{" until the closing "}", since
+// until then the "{" may turn out to be a key ("{a: 1}: b" is YAML): for
+// GitHub's document, a token queue that allocated 1 GB, and most
+// of the load's time. After "--- " on the same line no key can start, so
+// the scanner hands each token on. Data with a U+0085 is left as it is,
+// since kin-openapi reads such JSON with encoding/json, a choice the mark
+// would change. If the marked document fails to load, the data is loaded
+// as given, so that what fails, and how, and kin-openapi's fallback to
+// encoding/json (for duplicate keys, which YAML refuses) are as before.
+func loadOpenAPI3(data []byte) (*openapi3.T, error) {
+	if len(data) > 0 && data[0] == '{' && !bytes.Contains(data, []byte("\u0085")) {
+		marked := make([]byte, 0, len(documentStart)+len(data))
+		marked = append(append(marked, documentStart...), data...)
+		if doc, err := newLoader().LoadFromData(marked); err == nil {
+			return doc, nil
+		}
+	}
+	return newLoader().LoadFromData(data)
 }
 
 // documentHead reads the openapi or swagger field, which tells a

@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"fmt"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +159,97 @@ func TestLoadTooManyOperations(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 	t.Logf("%d operations (%d bytes) refused in %s", n, b.Len(), time.Since(start).Round(time.Millisecond))
+}
+
+// An OpenAPI 3 document loads as kin-openapi loads the data as given:
+// the same document, or the same error.
+func TestLoadOpenAPI3AsGiven(t *testing.T) {
+	tests := []struct {
+		name string
+		data func(testing.TB) []byte
+	}{
+		{"github 3.0", doc(githubDocument)},
+		{"github 3.1 form, on one line", githubDocument31},
+		{"petstore 3.0", doc(petstore30)},
+		{"petstore 3.1", doc(petstore31)},
+		{"train travel 3.1", doc(trainTravel31)},
+		{"circular schemas", doc(circular30)},
+		{"parameter styles", doc(parameterStyles)},
+		{"duplicate keys, which YAML refuses", text(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"info":{"title":"u","version":"2"},` +
+			`"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}}}}`)},
+		{"a U+0085, which YAML reads as a line break", text(minimal(`"x-note":"a` + "\u0085" + `b",`))},
+		{"space before the object", text("  \t" + minimal(""))},
+		{"a line before the object", text("\n" + minimal(""))},
+		{"YAML after the object", text(minimal("") + "\nopenapi: 3.1.0\n")},
+		{"a key after the object", text(minimal("") + ": x")},
+		{"a second document", text(minimal("") + "\n---\n{}")},
+		{"unclosed", text(`{"openapi":"3.0.3","paths":{"/a":{"get":{}}}`)},
+		{"a reference to nothing", text(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok",
+			"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Missing"}}}}}}}}}`)},
+		{"a reference to a URL", text(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"parameters":[{"$ref":"https://example.com/p.json#/x"}],
+			"responses":{"200":{"description":"ok"}}}}}}`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := tt.data(t)
+			if d := sameAsGiven(data); d != "" {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+// sameAsGiven says how loadOpenAPI3 and kin-openapi's load of data as it
+// is differ, or "" when they agree.
+func sameAsGiven(data []byte) string {
+	got, err := loadOpenAPI3(data)
+	want, wantErr := newLoader().LoadFromData(data)
+	switch {
+	case (err == nil) != (wantErr == nil):
+		return fmt.Sprintf("error %v, want %v", err, wantErr)
+	case err != nil && err.Error() != wantErr.Error():
+		return fmt.Sprintf("error %q, want %q", err, wantErr)
+	case !reflect.DeepEqual(got, want):
+		return "the documents differ"
+	}
+	return ""
+}
+
+func text(s string) func(testing.TB) []byte {
+	return func(testing.TB) []byte { return []byte(s) }
+}
+
+// Loading costs memory in proportion to the document: kin-openapi's YAML
+// scanner kept every token of a document opening with "{" until its end,
+// 85 bytes allocated for each byte of GitHub's, 1.1 GB.
+func TestLoadAllocatesInProportion(t *testing.T) {
+	data := document(t, githubDocument)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if _, err := Load(data); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	perByte := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(data))
+	t.Logf("%.1f bytes allocated for each of the document's %d", perByte, len(data))
+	if perByte > 40 {
+		t.Errorf("%.1f bytes allocated for each byte of the document, want at most 40", perByte)
+	}
+}
+
+// FuzzLoadOpenAPI3AsGiven checks loadOpenAPI3 against kin-openapi's load
+// of the data as given.
+func FuzzLoadOpenAPI3AsGiven(f *testing.F) {
+	f.Add([]byte(minimal("")))
+	f.Add([]byte(minimal(`"components":{"schemas":{"A":{"type":"object","properties":{"b":{"$ref":"#/components/schemas/A"}}}}},`)))
+	f.Add([]byte(minimal("") + ": x"))
+	f.Add([]byte(`{"openapi":"3.1.0","info":{"title":"t","version":"1"},"info":{},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}}}}`))
+	f.Add([]byte(`{"openapi":"3.0.3","x":` + "\"\u0085\"" + `,"paths":{}}`))
+	f.Add([]byte(`{a: 1, "openapi": '3.0.3', paths: {/a: {get: {}}}} # comment`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if d := sameAsGiven(data); d != "" {
+			t.Errorf("%q: %s", data, d)
+		}
+	})
 }

@@ -267,18 +267,16 @@ func (c *Compiler) compileDynamicAnchors(r *resource, res *resource) error {
 		return nil
 	}
 
-	rr := r.listResources(res)
-	rr = append(rr, res)
+	rr := r.listAnchored(res)
+	if hasDynamicAnchor(res.doc) {
+		rr = append(rr, res)
+	}
 	for _, sr := range rr {
-		if m, ok := sr.doc.(map[string]interface{}); ok {
-			if _, ok := m["$dynamicAnchor"]; ok {
-				sch, err := c.compileRef(r, nil, "IGNORED", r, sr.floc)
-				if err != nil {
-					return err
-				}
-				res.schema.dynamicAnchors = append(res.schema.dynamicAnchors, sch)
-			}
+		sch, err := c.compileRef(r, nil, "IGNORED", r, sr.floc)
+		if err != nil {
+			return err
 		}
+		res.schema.dynamicAnchors = append(res.schema.dynamicAnchors, sch)
 	}
 	return nil
 }
@@ -761,8 +759,10 @@ func (c *Compiler) validateSchema(r *resource, v interface{}, vloc string) error
 		return meta.validateValue(v, vloc, Kept)
 	}
 
-	if err := validate(r.draft.meta); err != nil {
-		return err
+	if r.draft != Draft2020 || !metaValid2020(v) {
+		if err := validate(r.draft.meta); err != nil {
+			return err
+		}
 	}
 	for _, ext := range c.extensions {
 		if err := validate(ext.meta); err != nil {

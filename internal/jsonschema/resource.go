@@ -18,6 +18,10 @@ type resource struct {
 	draft        *Draft
 	subresources map[string]*resource // key is floc. only applicable for root resource
 	schema       *Schema
+	// anchored lists the subresources whose schema has $dynamicAnchor,
+	// once asked for; listed is false while it is to be made again.
+	anchored []*resource
+	listed   bool
 }
 
 func (r *resource) String() string {
@@ -52,6 +56,7 @@ func (r *resource) fillSubschemas(c *Compiler, res *resource) error {
 	if r.subresources == nil {
 		r.subresources = make(map[string]*resource)
 	}
+	r.listed = false
 	if err := r.draft.listSubschemas(res, r.baseURL(res.floc), r.subresources); err != nil {
 		return err
 	}
@@ -70,16 +75,38 @@ func (r *resource) fillSubschemas(c *Compiler, res *resource) error {
 	return nil
 }
 
-// listResources lists all subresources in res
-func (r *resource) listResources(res *resource) []*resource {
+// listAnchored lists the subresources in res whose schema has
+// $dynamicAnchor. v5 listed every subresource in res, for each schema
+// compiled, and kept those: work in the square of the document's size,
+// most of compiling a large one. Here the subresources are looked
+// through once, and again only after more were added.
+func (r *resource) listAnchored(res *resource) []*resource {
+	if !r.listed {
+		r.anchored = r.anchored[:0]
+		for _, sr := range r.subresources {
+			if hasDynamicAnchor(sr.doc) {
+				r.anchored = append(r.anchored, sr)
+			}
+		}
+		r.listed = true
+	}
 	var result []*resource
 	prefix := res.floc + "/"
-	for _, sr := range r.subresources {
+	for _, sr := range r.anchored {
 		if strings.HasPrefix(sr.floc, prefix) {
 			result = append(result, sr)
 		}
 	}
 	return result
+}
+
+func hasDynamicAnchor(doc interface{}) bool {
+	m, ok := doc.(map[string]interface{})
+	if !ok {
+		return false
+	}
+	_, ok = m["$dynamicAnchor"]
+	return ok
 }
 
 func (r *resource) findResource(url string) *resource {
