@@ -418,38 +418,57 @@ func (e *Endpoint) resourceAt(r *http.Request, path string) (string, error) {
 		return "", fmt.Errorf("host %q is not one of the site's host names, and no resource is configured", r.Host)
 	}
 	scheme := "https"
-	if r.TLS == nil && isLoopbackName(host) {
+	if r.TLS == nil {
+		// Behind a proxy that ends TLS, the client's URL is not this
+		// request's: only the operator can name it.
+		if !isLoopbackName(host) {
+			return "", fmt.Errorf("a plain-HTTP request for host %q, and no resource is configured", r.Host)
+		}
 		scheme = "http"
+	}
+	port, err := resourcePort(r, scheme)
+	if err != nil {
+		return "", err
 	}
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	if port := resourcePort(r, scheme); port != "" {
+	if port != "" {
 		host += ":" + port
 	}
 	return scheme + "://" + host + path, nil
 }
 
-// resourcePort is the port of the default resource: the Host's, only when
-// it is the port the connection came to, and not the scheme's default.
-// Host matchers ignore ports, so a client naming another port (where
-// another endpoint may listen) must not move the audience there.
-func resourcePort(r *http.Request, scheme string) string {
-	_, port, err := net.SplitHostPort(r.Host)
-	if err != nil || port == "" {
-		return ""
+// resourcePort is the port of the default resource: the one the
+// connection came to, "" when it is the scheme's default. The Host must
+// name that port (or, naming none, the scheme's default must be it): host
+// matchers ignore ports, so a client naming another port (where another
+// endpoint may listen) must not move the audience there, and a port that
+// a proxy or NAT translated is not the client's URL either.
+func resourcePort(r *http.Request, scheme string) (string, error) {
+	defaultPort := "443"
+	if scheme == "http" {
+		defaultPort = "80"
+	}
+	named := defaultPort
+	if _, port, err := net.SplitHostPort(r.Host); err == nil && port != "" {
+		named = port
 	}
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok || local == nil {
-		return ""
+		return "", errors.New("the connection's port is not known, and no resource is configured")
 	}
-	if _, localPort, err := net.SplitHostPort(local.String()); err != nil || localPort != port {
-		return ""
+	_, port, err := net.SplitHostPort(local.String())
+	if err != nil {
+		return "", fmt.Errorf("the connection's address %q: %v", local, err)
 	}
-	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
-		return ""
+	if port != named {
+		return "", fmt.Errorf("host %q names port %s, the connection came to port %s, and no resource is configured", r.Host, named, port)
 	}
-	return port
+	if port == defaultPort {
+		return "", nil
+	}
+	return port, nil
 }
 
 // requestPath is the path the client asked for, before any rewrite.
