@@ -44,9 +44,6 @@ func FuzzBearerToken(f *testing.F) {
 			if !errors.Is(err, kind) {
 				t.Fatalf("BearerToken(%q): %v is not %v", header, err, kind)
 			}
-			if len(header) > len("Bearer ") && strings.Contains(refusal.Reason, header[len("Bearer "):]) {
-				t.Fatalf("the reason %q shows the header's token", refusal.Reason)
-			}
 			return
 		}
 		if err != nil || token != want {

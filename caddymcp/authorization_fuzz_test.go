@@ -210,17 +210,13 @@ func FuzzAuthorizedEndpoint(f *testing.F) {
 	})
 }
 
-// queryName is a query parameter's name, before any '=' (pairs are
-// split at '&', or ';' as older servers do).
-var queryName = regexp.MustCompile(`(?:^|[&;])([^&;=]*)`)
-
 // queryNames reports whether query ("?..." or "") has a parameter name,
-// percent-decoded.
+// percent-decoded: pairs split at '&', or ';' as older servers do, the
+// name before any '='.
 func queryNames(query, name string) bool {
-	for _, m := range queryName.FindAllStringSubmatch(strings.TrimPrefix(query, "?"), -1) {
-		if decoded, err := url.QueryUnescape(m[1]); err == nil && decoded == name {
-			return true
-		}
-	}
-	return false
+	pairs := strings.Split(strings.ReplaceAll(strings.TrimPrefix(query, "?"), ";", "&"), "&")
+	return slices.ContainsFunc(pairs, func(pair string) bool {
+		decoded, err := url.QueryUnescape(strings.SplitN(pair, "=", 2)[0])
+		return err == nil && decoded == name
+	})
 }
