@@ -274,11 +274,19 @@ func tokenIdentity(token jwt.Token) *Identity {
 }
 
 // scopeList reads a scope claim: a space-separated string (RFC 9068,
-// RFC 7662), or a list of strings as some servers write scp.
+// RFC 7662), or a list of strings as some servers write scp. Only scope
+// tokens (RFC 6749 section 3.3) count, split at spaces alone: a tab or a
+// Unicode space inside one does not make two scopes of it.
 func scopeList(value any) []string {
 	switch v := value.(type) {
 	case string:
-		return strings.Fields(v)
+		var scopes []string
+		for s := range strings.SplitSeq(v, " ") {
+			if IsScopeToken(s) {
+				scopes = append(scopes, s)
+			}
+		}
+		return scopes
 	case []any:
 		var scopes []string
 		for _, item := range v {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -334,7 +335,7 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 		e.reject(w, r, http.StatusInternalServerError, "unauthorized", "the server cannot check tokens for this host; set resource in its authorization block")
 		return nil
 	}
-	if r.URL.RawQuery != "" && r.URL.Query().Has("access_token") {
+	if r.URL.RawQuery != "" && queryHasName(r.URL.RawQuery, "access_token") {
 		e.challenge(w, r, http.StatusUnauthorized, "unauthorized", authz.Challenge{
 			Error:            "invalid_request",
 			Description:      "send the token in the Authorization header, not in the URL",
@@ -367,6 +368,19 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 		setIdentityPlaceholders(repl, id)
 	}
 	return r.WithContext(context.WithValue(r.Context(), identityKey{}, &authorized{id: id, resource: resource}))
+}
+
+// queryHasName reports whether the raw query has a parameter name. Every
+// pair counts, split at '&' or ';': url.Values leaves out a pair with a
+// ';' or a bad escape in its value, and a token must not slip through so.
+func queryHasName(raw, name string) bool {
+	for pair := range strings.FieldsFuncSeq(raw, func(r rune) bool { return r == '&' || r == ';' }) {
+		key, _, _ := strings.Cut(pair, "=")
+		if decoded, err := url.QueryUnescape(key); err == nil && decoded == name {
+			return true
+		}
+	}
+	return false
 }
 
 // setIdentityPlaceholders names the caller as Caddy's authentication
