@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -19,6 +20,19 @@ type introspector struct {
 	client   *http.Client
 	now      func() time.Time
 	answers  *answerCache[*introspection]
+
+	mu       sync.Mutex
+	inflight map[[sha256.Size]byte]*introspectCall // one question per token at a time
+	failed   error                                 // the last question's error, until one is answered
+	failedAt time.Time
+}
+
+// introspectCall is one question in progress; done closes when answer and
+// err are final.
+type introspectCall struct {
+	done   chan struct{}
+	answer *introspection
+	err    error
 }
 
 // introspection is what the endpoint said of one token.
@@ -34,7 +48,8 @@ type introspection struct {
 func newIntrospector(endpoint Introspection, issuers []string, ttl time.Duration, client *http.Client, now func() time.Time) *introspector {
 	return &introspector{
 		endpoint: endpoint, issuers: issuers, ttl: ttl, client: client, now: now,
-		answers: newAnswerCache[*introspection](),
+		answers:  newAnswerCache[*introspection](),
+		inflight: make(map[[sha256.Size]byte]*introspectCall),
 	}
 }
 
@@ -43,12 +58,57 @@ func (in *introspector) verify(ctx context.Context, token, resource string) (*Id
 	answer, ok := in.answers.get(key, in.now())
 	if !ok {
 		var err error
-		if answer, err = in.ask(ctx, token); err != nil {
+		if answer, err = in.answer(ctx, key, token); err != nil {
 			return nil, err
 		}
-		in.keep(key, answer)
 	}
 	return answer.check(in.now(), resource, in.issuers)
+}
+
+// answer asks the endpoint about token, once for all the requests that
+// carry it at the same time, and keeps the answer. While the endpoint
+// fails, its last failure answers for failureRetryInterval: the endpoint
+// is not asked once per request while it is down. The question runs
+// apart from any one caller, bounded by its own deadline.
+func (in *introspector) answer(ctx context.Context, key [sha256.Size]byte, token string) (*introspection, error) {
+	in.mu.Lock()
+	if in.failed != nil && in.now().Sub(in.failedAt) < failureRetryInterval {
+		err := in.failed
+		in.mu.Unlock()
+		return nil, err
+	}
+	call := in.inflight[key]
+	if call == nil {
+		call = &introspectCall{done: make(chan struct{})}
+		in.inflight[key] = call
+		go in.run(call, key, token)
+	}
+	in.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.answer, call.err
+	case <-ctx.Done():
+		return nil, unavailable("checking the token was cancelled", ctx.Err())
+	}
+}
+
+func (in *introspector) run(call *introspectCall, key [sha256.Size]byte, token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+	defer cancel()
+	answer, err := in.ask(ctx, token)
+	if err == nil {
+		in.keep(key, answer)
+	}
+	in.mu.Lock()
+	if err != nil {
+		in.failed, in.failedAt = err, in.now()
+	} else {
+		in.failed = nil
+	}
+	delete(in.inflight, key)
+	in.mu.Unlock()
+	call.answer, call.err = answer, err
+	close(call.done)
 }
 
 // keep caches answer for ttl, even past the token's exp: check refuses it

@@ -3,6 +3,7 @@ package authz
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -136,6 +137,31 @@ func TestIntrospectionUnavailable(t *testing.T) {
 				t.Fatal("a failed introspection was cached")
 			}
 		})
+	}
+}
+
+// While the introspection endpoint fails, its last failure answers for
+// failureRetryInterval: tokens are refused at once, and the endpoint is
+// not asked once per request; after that it is asked again.
+func TestIntrospectionFailureBacksOff(t *testing.T) {
+	as := newAuthServer(t, oauthMetadata)
+	config := introspectionConfig(as)
+	config.Introspection.ClientSecret = "wrong"
+	v, clock := newTestVerifier(t, config)
+	for i := range 5 {
+		if _, err := v.Verify(context.Background(), fmt.Sprintf("tok-%d", i)); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("token %d: %v, want ErrUnavailable", i, err)
+		}
+	}
+	if got := as.count("/introspect"); got != 1 {
+		t.Fatalf("five tokens within two seconds asked the endpoint %d times, want once", got)
+	}
+	clock.advance(failureRetryInterval)
+	if _, err := v.Verify(context.Background(), "tok-5"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("after the interval: %v, want ErrUnavailable", err)
+	}
+	if got := as.count("/introspect"); got != 2 {
+		t.Fatalf("the endpoint was asked %d times, want 2", got)
 	}
 }
 

@@ -143,8 +143,9 @@ func (v *Verifier) checkJWT(ctx context.Context, token, resource string) (*Ident
 	// The key provider runs before the signature is checked; it refuses
 	// what must not be tried and records why, since jwx wraps its errors.
 	var refusal *Error
+	var issuer string // whose keys were tried
 	provider := jws.KeyProviderFunc(func(ctx context.Context, sink jws.KeySink, sig *jws.Signature, msg *jws.Message) error {
-		refusal = v.signingKeys(ctx, sink, sig, msg)
+		issuer, refusal = v.signingKeys(ctx, sink, sig, msg)
 		if refusal != nil {
 			return refusal
 		}
@@ -165,6 +166,11 @@ func (v *Verifier) checkJWT(ctx context.Context, token, resource string) (*Ident
 	if err != nil {
 		return nil, time.Time{}, jwtRefusal(err, resource)
 	}
+	// The keys were chosen by the iss the payload holds; the claims jwx
+	// read must name that same issuer.
+	if iss, ok := parsed.Issuer(); !ok || iss != issuer {
+		return nil, time.Time{}, invalid("the token's issuer is not the one whose keys signed it")
+	}
 	expiry, _ := parsed.Expiration() // required above
 	return tokenIdentity(parsed), expiry, nil
 }
@@ -172,33 +178,37 @@ func (v *Verifier) checkJWT(ctx context.Context, token, resource string) (*Ident
 // signingKeys sends the keys that may have signed sig to sink: keys of the
 // issuer the token names (if it is one of ours), of the type its algorithm
 // needs, with its kid when it names one.
-func (v *Verifier) signingKeys(ctx context.Context, sink jws.KeySink, sig *jws.Signature, msg *jws.Message) *Error {
+func (v *Verifier) signingKeys(ctx context.Context, sink jws.KeySink, sig *jws.Signature, msg *jws.Message) (string, *Error) {
 	alg, ok := sig.ProtectedHeaders().Algorithm()
 	if !ok {
-		return invalid("the token names no signature algorithm")
+		return "", invalid("the token names no signature algorithm")
 	}
 	keyType, ok := signatureAlgorithms[alg]
 	if !ok {
-		return invalid("the token's signature algorithm %.20q is not accepted", alg.String())
+		return "", invalid("the token's signature algorithm %.20q is not accepted", alg.String())
 	}
-	var claims struct {
-		Issuer string `json:"iss"`
-	}
+	// The member named exactly "iss": encoding/json would also fill a
+	// field from "Iss" or "ISS".
+	var claims map[string]json.RawMessage
 	if err := json.Unmarshal(msg.Payload(), &claims); err != nil {
-		return invalid("the token's claims are not a JSON object")
+		return "", invalid("the token's claims are not a JSON object")
 	}
-	source, ok := v.issuers[claims.Issuer]
+	var issuer string
+	if err := json.Unmarshal(claims["iss"], &issuer); err != nil {
+		return "", invalid("the token names no issuer (iss)")
+	}
+	source, ok := v.issuers[issuer]
 	if !ok {
-		return invalid("the token's issuer %.100q is not accepted", claims.Issuer)
+		return "", invalid("the token's issuer %.100q is not accepted", issuer)
 	}
 	kid, _ := sig.ProtectedHeaders().KeyID()
 	set, err := source.keys(ctx, kid)
 	if err != nil {
 		var refusal *Error
 		if errors.As(err, &refusal) {
-			return refusal
+			return "", refusal
 		}
-		return unavailable("the authorization server's keys could not be read", err)
+		return "", unavailable("the authorization server's keys could not be read", err)
 	}
 	found := false
 	for i := range set.Len() {
@@ -209,9 +219,9 @@ func (v *Verifier) signingKeys(ctx context.Context, sink jws.KeySink, sig *jws.S
 		}
 	}
 	if !found {
-		return invalid("no key of the issuer fits the token's kid and algorithm")
+		return "", invalid("no key of the issuer fits the token's kid and algorithm")
 	}
-	return nil
+	return issuer, nil
 }
 
 func usable(key jwk.Key, kid string, alg jwa.SignatureAlgorithm, keyType jwa.KeyType) bool {
@@ -274,11 +284,19 @@ func tokenIdentity(token jwt.Token) *Identity {
 }
 
 // scopeList reads a scope claim: a space-separated string (RFC 9068,
-// RFC 7662), or a list of strings as some servers write scp.
+// RFC 7662), or a list of strings as some servers write scp. Only scope
+// tokens (RFC 6749 section 3.3) count, split at spaces alone: a tab or a
+// Unicode space inside one does not make two scopes of it.
 func scopeList(value any) []string {
 	switch v := value.(type) {
 	case string:
-		return strings.Fields(v)
+		var scopes []string
+		for s := range strings.SplitSeq(v, " ") {
+			if IsScopeToken(s) {
+				scopes = append(scopes, s)
+			}
+		}
+		return scopes
 	case []any:
 		var scopes []string
 		for _, item := range v {

@@ -2,13 +2,17 @@ package authz
 
 import (
 	"context"
+	"crypto"
 	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +62,7 @@ func changed(m, changes map[string]any) map[string]any {
 }
 
 // compact assembles a JWS from parts, for tokens no library would sign.
-func compact(t *testing.T, header, claims map[string]any, signature func(input string) []byte) string {
+func compact(t *testing.T, header map[string]any, claims any, signature func(input string) []byte) string {
 	t.Helper()
 	part := func(v any) string {
 		b, err := json.Marshal(v)
@@ -69,6 +73,23 @@ func compact(t *testing.T, header, claims map[string]any, signature func(input s
 	}
 	input := part(header) + "." + part(claims)
 	return input + "." + base64.RawURLEncoding.EncodeToString(signature(input))
+}
+
+// rs256 signs a compact JWS input with key, for payloads written by hand.
+func rs256(t *testing.T, key jwk.Key) func(input string) []byte {
+	t.Helper()
+	var raw rsa.PrivateKey
+	if err := jwk.Export(key, &raw); err != nil {
+		t.Fatal(err)
+	}
+	return func(input string) []byte {
+		sum := sha256.Sum256([]byte(input))
+		sig, err := rsa.SignPKCS1v15(rand.Reader, &raw, crypto.SHA256, sum[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sig
+	}
 }
 
 func TestVerifyJWT(t *testing.T) {
@@ -96,6 +117,9 @@ func TestVerifyJWT(t *testing.T) {
 		{"nbf in the future", sign(t, as.rsa, jwa.RS256(), claims(as, now, map[string]any{"nbf": now.Add(2 * time.Minute)})), "not valid yet"},
 		{"no exp", sign(t, as.rsa, jwa.RS256(), claims(as, now, map[string]any{"exp": nil})), "no expiry"},
 		{"wrong issuer", sign(t, as.rsa, jwa.RS256(), claims(as, now, map[string]any{"iss": as.URL + "/other"})), "issuer"},
+		{"another issuer, ours in a member of another case after it", compact(t, map[string]any{"alg": "RS256", "kid": "rsa-1"},
+			json.RawMessage(`{"iss":"https://evil.example","Iss":"`+as.issuer+`","sub":"user-42","aud":"`+testResource+`","exp":`+strconv.FormatInt(now.Add(time.Hour).Unix(), 10)+`}`),
+			rs256(t, as.rsa)), "issuer"},
 		{"no issuer", sign(t, as.rsa, jwa.RS256(), claims(as, now, map[string]any{"iss": nil})), "issuer"},
 		{"wrong audience", sign(t, as.rsa, jwa.RS256(), claims(as, now, map[string]any{"aud": "https://mcp.example.com/other"})), "not for " + testResource},
 		{"no audience", sign(t, as.rsa, jwa.RS256(), claims(as, now, map[string]any{"aud": nil})), "not for"},

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -334,7 +335,7 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 		e.reject(w, r, http.StatusInternalServerError, "unauthorized", "the server cannot check tokens for this host; set resource in its authorization block")
 		return nil
 	}
-	if r.URL.RawQuery != "" && r.URL.Query().Has("access_token") {
+	if r.URL.RawQuery != "" && queryHasName(r.URL.RawQuery, "access_token") {
 		e.challenge(w, r, http.StatusUnauthorized, "unauthorized", authz.Challenge{
 			Error:            "invalid_request",
 			Description:      "send the token in the Authorization header, not in the URL",
@@ -367,6 +368,19 @@ func (e *Endpoint) authorize(w http.ResponseWriter, r *http.Request) *http.Reque
 		setIdentityPlaceholders(repl, id)
 	}
 	return r.WithContext(context.WithValue(r.Context(), identityKey{}, &authorized{id: id, resource: resource}))
+}
+
+// queryHasName reports whether the raw query has a parameter name. Every
+// pair counts, split at '&' or ';': url.Values leaves out a pair with a
+// ';' or a bad escape in its value, and a token must not slip through so.
+func queryHasName(raw, name string) bool {
+	for pair := range strings.FieldsFuncSeq(raw, func(r rune) bool { return r == '&' || r == ';' }) {
+		key, _, _ := strings.Cut(pair, "=")
+		if decoded, err := url.QueryUnescape(key); err == nil && decoded == name {
+			return true
+		}
+	}
+	return false
 }
 
 // setIdentityPlaceholders names the caller as Caddy's authentication
@@ -418,38 +432,57 @@ func (e *Endpoint) resourceAt(r *http.Request, path string) (string, error) {
 		return "", fmt.Errorf("host %q is not one of the site's host names, and no resource is configured", r.Host)
 	}
 	scheme := "https"
-	if r.TLS == nil && isLoopbackName(host) {
+	if r.TLS == nil {
+		// Behind a proxy that ends TLS, the client's URL is not this
+		// request's: only the operator can name it.
+		if !isLoopbackName(host) {
+			return "", fmt.Errorf("a plain-HTTP request for host %q, and no resource is configured", r.Host)
+		}
 		scheme = "http"
+	}
+	port, err := resourcePort(r, scheme)
+	if err != nil {
+		return "", err
 	}
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	if port := resourcePort(r, scheme); port != "" {
+	if port != "" {
 		host += ":" + port
 	}
 	return scheme + "://" + host + path, nil
 }
 
-// resourcePort is the port of the default resource: the Host's, only when
-// it is the port the connection came to, and not the scheme's default.
-// Host matchers ignore ports, so a client naming another port (where
-// another endpoint may listen) must not move the audience there.
-func resourcePort(r *http.Request, scheme string) string {
-	_, port, err := net.SplitHostPort(r.Host)
-	if err != nil || port == "" {
-		return ""
+// resourcePort is the port of the default resource: the one the
+// connection came to, "" when it is the scheme's default. The Host must
+// name that port (or, naming none, the scheme's default must be it): host
+// matchers ignore ports, so a client naming another port (where another
+// endpoint may listen) must not move the audience there, and a port that
+// a proxy or NAT translated is not the client's URL either.
+func resourcePort(r *http.Request, scheme string) (string, error) {
+	defaultPort := "443"
+	if scheme == "http" {
+		defaultPort = "80"
+	}
+	named := defaultPort
+	if _, port, err := net.SplitHostPort(r.Host); err == nil && port != "" {
+		named = port
 	}
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok || local == nil {
-		return ""
+		return "", errors.New("the connection's port is not known, and no resource is configured")
 	}
-	if _, localPort, err := net.SplitHostPort(local.String()); err != nil || localPort != port {
-		return ""
+	_, port, err := net.SplitHostPort(local.String())
+	if err != nil {
+		return "", fmt.Errorf("the connection's address %q: %v", local, err)
 	}
-	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
-		return ""
+	if port != named {
+		return "", fmt.Errorf("host %q names port %s, the connection came to port %s, and no resource is configured", r.Host, named, port)
 	}
-	return port
+	if port == defaultPort {
+		return "", nil
+	}
+	return port, nil
 }
 
 // requestPath is the path the client asked for, before any rewrite.

@@ -189,20 +189,25 @@ func TestAuthorizationChallenge(t *testing.T) {
 		}
 	}
 
-	// Host matchers ignore the port: a port in Host that is not the
-	// connection's must not move the audience to another port, where
-	// another endpoint may listen.
-	t.Run("another port's token, that port in Host", func(t *testing.T) {
-		before := upstreamHits.Load()
-		token := as.Token(t, "http://127.0.0.1:1/mcp", "", nil)
-		resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Host": "127.0.0.1:1", "Authorization": "Bearer " + token})
-		if resp.StatusCode != http.StatusUnauthorized || upstreamHits.Load() != before {
-			t.Fatalf("status %d, upstream requests %d: %s", resp.StatusCode, upstreamHits.Load()-before, body)
-		}
-		if got := resp.Header.Get("WWW-Authenticate"); !strings.HasSuffix(got, `resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"`) {
-			t.Errorf("WWW-Authenticate %q", got)
-		}
-	})
+	// Host matchers ignore the port: a Host naming another port than the
+	// connection's (or none, which means the scheme's default) must not
+	// move the audience to another endpoint's, such as the one on the
+	// default port. Without a resource configured, such a request cannot
+	// be checked at all.
+	for _, tc := range []struct{ name, host, audience string }{
+		{"another port's token, that port in Host", "127.0.0.1:1", "http://127.0.0.1:1/mcp"},
+		{"the default port's token, no port in Host", "127.0.0.1", "http://127.0.0.1/mcp"},
+		{"the default port's token, that port in Host", "127.0.0.1:80", "http://127.0.0.1/mcp"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := upstreamHits.Load()
+			token := as.Token(t, tc.audience, "", nil)
+			resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Host": tc.host, "Authorization": "Bearer " + token})
+			if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "set resource") || upstreamHits.Load() != before {
+				t.Fatalf("status %d, upstream requests %d: %s", resp.StatusCode, upstreamHits.Load()-before, body)
+			}
+		})
+	}
 	t.Run("valid token", func(t *testing.T) {
 		resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Authorization": "Bearer " + as.Token(t, mcpResource, "", nil)})
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) || strings.Contains(string(body), `"isError":true`) {
@@ -292,6 +297,34 @@ func TestAuthorizationResourceNeedsSiteHost(t *testing.T) {
 		resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Host": host, "Authorization": "Bearer " + token})
 		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "set resource in its authorization block") {
 			t.Fatalf("Host %s: status %d: %s", host, resp.StatusCode, body)
+		}
+	}
+	if upstreamHits.Load() != 0 {
+		t.Fatalf("the upstream got %d requests", upstreamHits.Load())
+	}
+
+	// A site with a host name, served without TLS to a host that is not
+	// loopback (behind a proxy that ends TLS): the client's URL is not the
+	// request's, so neither https:// nor http:// may be assumed.
+	loadCaddyfile(t, "", fmt.Sprintf(`http://api.example.test:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream %s
+		allow_hosts api.example.test
+		authorization {
+			issuer %s
+		}
+		tool echo {
+			description "Echo."
+			get /ok
+		}
+	}
+}
+`, bin, as.Issuer))
+	host := "api.example.test:" + livePort
+	for _, audience := range []string{"https://api.example.test/mcp", "https://" + host + "/mcp", "http://" + host + "/mcp"} {
+		resp, body := rawPost(t, "/mcp", []byte(toolsCallBody), map[string]string{"Host": host, "Authorization": "Bearer " + as.Token(t, audience, "", nil)})
+		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "set resource in its authorization block") {
+			t.Fatalf("plain HTTP, token for %s: status %d: %s", audience, resp.StatusCode, body)
 		}
 	}
 	if upstreamHits.Load() != 0 {

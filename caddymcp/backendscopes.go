@@ -13,7 +13,8 @@ import (
 // BackendToolScopes are the scopes that the backend tools matching a glob
 // need, beside those of the whole backend.
 type BackendToolScopes struct {
-	// Tool is a glob of backend tool names (path.Match syntax).
+	// Tool is a glob of backend tool names: '*' matches any characters,
+	// '/' included, '?' one, [...] a class.
 	Tool string `json:"tool"`
 
 	// Scopes must all be carried by the caller's token.
@@ -59,6 +60,13 @@ func newBackendScopes(b *CodeModeBackend, authorization bool) (*backendScopes, e
 	return s, nil
 }
 
+// globMatch is path.Match with '*' matching '/' too: a tool name is not a
+// path, and a glob that needs scopes must not miss "admin/delete".
+func globMatch(glob, name string) bool {
+	ok, _ := path.Match(strings.ReplaceAll(glob, "/", "\x00"), strings.ReplaceAll(name, "/", "\x00"))
+	return ok
+}
+
 // needs returns the scopes the backend tool needs; nil for none.
 func (s *backendScopes) needs(tool string) []string {
 	if s == nil {
@@ -66,7 +74,7 @@ func (s *backendScopes) needs(tool string) []string {
 	}
 	needed := s.all
 	for _, ts := range s.tools {
-		if ok, _ := path.Match(ts.Tool, tool); !ok {
+		if !globMatch(ts.Tool, tool) {
 			continue
 		}
 		for _, scope := range ts.Scopes {

@@ -151,7 +151,8 @@ func TestBackendScopesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for tool, want := range map[string]string{"get_order": "shop", "create_order": "shop refunds:write", "create_refund": "shop refunds:write audit"} {
+	for tool, want := range map[string]string{"get_order": "shop", "create_order": "shop refunds:write", "create_refund": "shop refunds:write audit",
+		"create_a/b": "shop refunds:write", "orders/create_refund": "shop refunds:write audit"} {
 		if got := strings.Join(s.needs(tool), " "); got != want {
 			t.Errorf("needs(%s) = %q, want %q", tool, got, want)
 		}
