@@ -136,37 +136,41 @@ const authorizedConfig = "mcp upstream + authorization"
 // once the caller's token has been verified.
 const authorizedCPUBudget = 50 * time.Microsecond
 
-// authorizationCost is the authorization row beside the same
-// configuration without, at one concurrency level.
-type authorizationCost struct {
+// pairedCost is a row beside the same configuration without what the row
+// adds, "mcp upstream" of its protocol, at one concurrency level.
+type pairedCost struct {
 	Without, With Measurement
 }
 
-// ratio is the throughput with authorization over the throughput without.
-func (c authorizationCost) ratio() float64 {
+// ratio is the row's throughput over the throughput without.
+func (c pairedCost) ratio() float64 {
 	if c.Without.Throughput == 0 {
 		return 0
 	}
 	return c.With.Throughput / c.Without.Throughput
 }
 
-// addedCPU is the CPU per call authorization adds.
-func (c authorizationCost) addedCPU() time.Duration {
+// addedCPU is the CPU per call the row adds.
+func (c pairedCost) addedCPU() time.Duration {
 	return c.With.CPUPerRequest - c.Without.CPUPerRequest
 }
 
-// authorizationCosts pairs each measurement of the authorization row with
-// the one of "mcp upstream" of its protocol and concurrency, in the
+// pairedCosts pairs each measurement of the configuration named config
+// with the one of "mcp upstream" of its protocol and concurrency, in the
 // order measured.
-func (r *report) authorizationCosts() []authorizationCost {
-	var out []authorizationCost
+func (r *report) pairedCosts(config string) []pairedCost {
+	var out []pairedCost
 	for _, m := range r.ms {
-		if m.Config != authorizedConfig {
+		if m.Config != config {
 			continue
 		}
 		if without := r.find("mcp upstream", m.Protocol, m.Concurrency); without != nil {
-			out = append(out, authorizationCost{Without: *without, With: m})
+			out = append(out, pairedCost{Without: *without, With: m})
 		}
 	}
 	return out
 }
+
+// authorizationCosts pairs each measurement of the authorization row with
+// the one of "mcp upstream" of its protocol and concurrency.
+func (r *report) authorizationCosts() []pairedCost { return r.pairedCosts(authorizedConfig) }

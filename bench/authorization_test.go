@@ -138,7 +138,7 @@ func TestAuthorizationCosts(t *testing.T) {
 			t.Errorf("pair %d: added CPU %s, want %s", i, g.addedCPU(), w.cpu)
 		}
 	}
-	if (authorizationCost{}).ratio() != 0 {
+	if (pairedCost{}).ratio() != 0 {
 		t.Error("a ratio over no throughput is not 0")
 	}
 }

@@ -37,7 +37,8 @@ const orderTool = `
 
 // caddyConfig returns a launcher for a Caddy in one configuration:
 // rest (reverse_proxy only), mcp-upstream, mcp-upstream-authorization
-// (the same, accepting s.issuer's tokens), mcp-route, shop (the code-mode
+// (the same, accepting s.issuer's tokens), mcp-upstream-openapi (the
+// same, its tool imported from orderDocument), mcp-route, shop (the code-mode
 // task), or tools-N (an mcp handler with N tools).
 func caddyConfig(s *settings, kind string) launcher {
 	return func() (*server, string, error) {
@@ -51,6 +52,12 @@ func caddyConfig(s *settings, kind string) launcher {
 			site = fmt.Sprintf("mcp /mcp {\n\t\tupstream http://%s%s\n\t}", up, orderTool)
 		case kind == "mcp-upstream-authorization":
 			site = fmt.Sprintf("mcp /mcp {\n\t\tupstream http://%s%s%s\n\t}", up, s.issuer.authorizationBlock("http://"+addr+"/mcp"), orderTool)
+		case kind == "mcp-upstream-openapi":
+			file, err := writeOrderDocument(s.work)
+			if err != nil {
+				return nil, "", err
+			}
+			site = fmt.Sprintf("mcp /mcp {\n\t\tupstream http://%s%s\n\t}", up, orderImport(file))
 		case kind == "mcp-route":
 			site = fmt.Sprintf("route {\n\t\tmcp /mcp {%s\n\t\t}\n\t\treverse_proxy %s\n\t}", orderTool, up)
 		case kind == "shop":
@@ -176,7 +183,11 @@ func measure(s *settings, r *report, rate float64, cs ...candidate) ([]Measureme
 				m := &x.ms[len(x.ms)-1]
 				cpu0 := x.srv.cpu()
 				done, failed, ferr := saturate(x.ss[:c], s.round)
-				x.cpu += x.srv.cpu() - cpu0
+				cpu := x.srv.cpu() - cpu0
+				x.cpu += cpu
+				if done > 0 {
+					m.CPURounds = append(m.CPURounds, cpu/time.Duration(done))
+				}
 				if ferr != nil {
 					log.Printf("  %s c=%d: %d errors, first: %v", m.Label(), c, failed, ferr)
 				}

@@ -123,9 +123,13 @@ func runAll(s *settings, r *report) error {
 	peer := func(mode string) candidate {
 		return candidate{"TypeScript SDK peer", "2025-11-25 " + mode, peerConfig(s, mode), "/mcp", nil}
 	}
-	// mcp upstream with and without authorization are measured together.
+	if err := checkImported(s, "2025-11-25"); err != nil {
+		return err
+	}
+	// mcp upstream, with authorization and with its tool imported from an
+	// OpenAPI document are measured together.
 	for _, together := range [][]candidate{
-		{mcp("mcp upstream", "mcp-upstream", "2025-11-25"), authorized},
+		{mcp("mcp upstream", "mcp-upstream", "2025-11-25"), authorized, mcp(importedConfig, "mcp-upstream-openapi", "2025-11-25")},
 		{mcp("mcp upstream", "mcp-upstream", "2026-07-28")},
 		{mcp("mcp route", "mcp-route", "2025-11-25")},
 		{mcp("mcp route", "mcp-route", "2026-07-28")},

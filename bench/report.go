@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -71,9 +72,22 @@ func (r *report) targets() []target {
 		}
 		out = append(out, target{
 			fmt.Sprintf("authorization adds < %d µs CPU per call to mcp upstream %s (a token seen before)", authorizedCPUBudget.Microseconds(), c.With.Protocol),
-			fmt.Sprintf("%+d µs (%d vs %d µs); throughput %.2fx (%.0f vs %.0f req/s)", c.addedCPU().Microseconds(),
-				c.With.CPUPerRequest.Microseconds(), c.Without.CPUPerRequest.Microseconds(), c.ratio(), c.With.Throughput, c.Without.Throughput),
-			c.addedCPU() < authorizedCPUBudget})
+			c.measured(), c.addedCPU() < authorizedCPUBudget})
+	}
+	for _, c := range r.importedCosts() {
+		if c.With.Concurrency != 16 {
+			continue
+		}
+		measured := c.measured()
+		if c.With.FixedRate > 0 && c.Without.FixedRate > 0 {
+			measured += fmt.Sprintf("; p99 %s vs %s", fmtDur(c.With.P99), fmtDur(c.Without.P99))
+		}
+		if a, b := cpuSpread(c.With), cpuSpread(c.Without); a != "" && b != "" {
+			measured += fmt.Sprintf("; CPU per call by round %s vs %s", a, b)
+		}
+		out = append(out, target{
+			fmt.Sprintf("an imported tool's tools/call costs the same as an inline one (mcp upstream %s): CPU per call within +%d µs", c.With.Protocol, importedCPUBudget.Microseconds()),
+			measured, c.addedCPU() <= importedCPUBudget})
 	}
 	for _, mode := range []string{"session", "stateless"} {
 		peer := r.find("TypeScript SDK peer", "2025-11-25 "+mode, 16)
@@ -143,7 +157,7 @@ func (r *report) write() error {
 		w("| %s | %s | %s |\n", t.name, t.measured, met)
 	}
 
-	w("\n## Throughput, CPU, memory and latency\n\n(1) plain `reverse_proxy` to the REST upstream; (2) `mcp` with `upstream`, also with an `authorization` block (below); (3) `mcp` through the route (no `upstream`, then `reverse_proxy`); (4) the official TypeScript SDK wrapping the same API on Node.\n\n")
+	w("\n## Throughput, CPU, memory and latency\n\n(1) plain `reverse_proxy` to the REST upstream; (2) `mcp` with `upstream`, also with an `authorization` block and with its tool imported from an OpenAPI document (both below); (3) `mcp` through the route (no `upstream`, then `reverse_proxy`); (4) the official TypeScript SDK wrapping the same API on Node.\n\n")
 	w("| configuration | protocol | clients | requests/s | x (1) | CPU µs/req | peak RSS | p50 | p99 | errors |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range r.ms {
 		p50, p99 := "", ""
@@ -165,16 +179,13 @@ func (r *report) write() error {
 		w("(2) with an `authorization` block (`issuer`, `jwks_url` and `resource`: a JWKS with an RSA and an EC P-256 key, served by the bench on 127.0.0.1) beside (2) without, the same tools/call. The two are measured together: both Caddys run at once and take their rounds in turn, closed-loop and fixed-rate, so that what else the machine does falls on both alike. ")
 		w("Each client has a token of its own (RS256 and ES256 in turn, valid for %.0f h) and sends it on every request. Caddy checks its signature when the client initializes, before the rounds, and answers from its verified-token cache after that, so these figures are the cost of authorization in the steady state. ", tokenLifetime.Hours())
 		w("A token's first use costs one signature check besides, measured by `go test ./authz -run XXX -bench 'BenchmarkVerify/.*/first'` (`BenchmarkVerify/.*/repeat` for a repeated token); `go test ./caddymcp -run XXX -bench BenchmarkAuthorizedToolCall` is one whole call without and with, in process.\n\n")
-		w("| protocol | clients | requests/s without | with | with / without | CPU µs/call without | with | added | p99 without | with |\n|---|---|---|---|---|---|---|---|---|---|\n")
-		for _, c := range costs {
-			p99, p99With := "", ""
-			if c.With.FixedRate > 0 && c.Without.FixedRate > 0 {
-				p99, p99With = fmtDur(c.Without.P99), fmtDur(c.With.P99)
-			}
-			w("| %s | %d | %.0f | %.0f | %.2f | %d | %d | %+d | %s | %s |\n", c.With.Protocol, c.With.Concurrency,
-				c.Without.Throughput, c.With.Throughput, c.ratio(), c.Without.CPUPerRequest.Microseconds(),
-				c.With.CPUPerRequest.Microseconds(), c.addedCPU().Microseconds(), p99, p99With)
-		}
+		writePairs(&b, costs, "without", "with")
+	}
+	if costs := r.importedCosts(); len(costs) > 0 {
+		w("\n## Imported from OpenAPI\n\n")
+		w("(2) with its tool imported from an OpenAPI 3.0 document (`openapi <file> { rename getOrder get_order }`) beside (2) with the tool written inline, the same tools/call to the same upstream. The bench writes the document into its temporary directory: one operation, `GET /orders/{id}` with the inline tool's description and its one argument (`id`, a required string), and no response schema, as the inline tool has no output schema. Before the rounds it checks that both Caddys list `get_order` with the same description, input schema and output schema (the imported one is annotated read-only besides). ")
+		w("The two are measured together with the authorization row: the Caddys run at once and take their rounds in turn, closed-loop and fixed-rate. The document is read and mapped at load, into an ordinary tool; what a call can still do differently is check its arguments: the inline tool's `arg` lines get a direct check before the JSON Schema validator, and an imported tool, defined by a whole input schema, goes to the validator (upstream/quickcheck.go). `go test ./caddymcp -run XXX -bench BenchmarkImportedToolCall` is one call of each, in process, also beside an inline tool with the same `input_schema`.\n\n")
+		writePairs(&b, costs, "inline", "imported")
 	}
 	if t := r.task; t != nil {
 		w("\n## Code mode: a task done two ways\n\nThe task: list 50 orders (about 1 KB each), pick the 3 with the highest total, fetch each one's customer, and answer with the names and totals. (a) as tool calls by the client, 1 list and 3 customer calls, every result passing through the model; (b) as one `codemode` execution of this code:\n\n```js\n%s\n```\n\n", taskCode)
@@ -199,6 +210,38 @@ func (r *report) write() error {
 		w("\n%s\n", n)
 	}
 	return os.WriteFile(s.out, []byte(b.String()), 0o644)
+}
+
+// measured is a paired row's CPU per call added and throughput ratio,
+// as a target shows them.
+func (c pairedCost) measured() string {
+	return fmt.Sprintf("%+d µs (%d vs %d µs); throughput %.2fx (%.0f vs %.0f req/s)", c.addedCPU().Microseconds(),
+		c.With.CPUPerRequest.Microseconds(), c.Without.CPUPerRequest.Microseconds(), c.ratio(), c.With.Throughput, c.Without.Throughput)
+}
+
+// writePairs writes the table of paired rows, their columns named
+// without and with.
+func writePairs(b *strings.Builder, costs []pairedCost, without, with string) {
+	fmt.Fprintf(b, "| protocol | clients | requests/s %s | %s | %s / %s | CPU µs/call %s | %s | added | CPU by round %s | %s | p99 %s | %s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+		without, with, with, without, without, with, without, with, without, with)
+	for _, c := range costs {
+		p99, p99With := "", ""
+		if c.With.FixedRate > 0 && c.Without.FixedRate > 0 {
+			p99, p99With = fmtDur(c.Without.P99), fmtDur(c.With.P99)
+		}
+		fmt.Fprintf(b, "| %s | %d | %.0f | %.0f | %.2f | %d | %d | %+d | %s | %s | %s | %s |\n", c.With.Protocol, c.With.Concurrency,
+			c.Without.Throughput, c.With.Throughput, c.ratio(), c.Without.CPUPerRequest.Microseconds(),
+			c.With.CPUPerRequest.Microseconds(), c.addedCPU().Microseconds(), cpuSpread(c.Without), cpuSpread(c.With), p99, p99With)
+	}
+}
+
+// cpuSpread is the lowest and highest CPU per request of m's rounds, or
+// "" with fewer than two rounds.
+func cpuSpread(m Measurement) string {
+	if len(m.CPURounds) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%d-%d µs", slices.Min(m.CPURounds).Microseconds(), slices.Max(m.CPURounds).Microseconds())
 }
 
 // signed writes a difference with its sign.

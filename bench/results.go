@@ -22,6 +22,8 @@ type Measurement struct {
 	// CPUPerRequest is the Caddy (or peer) process's CPU time per request
 	// during the saturation rounds.
 	CPUPerRequest time.Duration
+	// CPURounds is the CPU per request of each saturation round.
+	CPURounds []time.Duration
 	// PeakRSS is the serving process's peak resident memory, in bytes.
 	PeakRSS int64
 	// Errors counts failed requests across all runs.
