@@ -199,6 +199,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	releaseImport(docs)
 
 	h.warnEmptyPlaceholders()
 
