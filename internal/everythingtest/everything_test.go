@@ -15,8 +15,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +42,7 @@ import (
 	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
+	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
 )
 
 // everythingMain is server-everything's entry point, relative to interop/.
@@ -64,7 +63,10 @@ func TestEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	installPackages(t, dir)
+	if _, err := os.Stat(filepath.Join(dir, "package-lock.json")); err != nil {
+		t.Fatalf("interop/package-lock.json: %v", err)
+	}
+	npmtest.Install(t, dir, strings.TrimPrefix(everythingMain, "node_modules/"))
 	everythingURL := startEverything(t, node, dir)
 	realTools := listTools(t, everythingURL)
 	shopURL := startShop(t)
@@ -159,66 +161,6 @@ try {
 			})
 		})
 	}
-}
-
-// installPackages runs `npm ci` in dir when node_modules is missing or
-// older than package-lock.json. A lock file keeps two test binaries (go
-// test ./... runs packages at once, and -race runs them again) from
-// installing at the same time.
-func installPackages(t *testing.T, dir string) {
-	t.Helper()
-	lockfile := filepath.Join(dir, "package-lock.json")
-	if _, err := os.Stat(lockfile); err != nil {
-		t.Fatalf("interop/package-lock.json: %v", err)
-	}
-	if upToDate(dir) {
-		return
-	}
-	sum := sha256.Sum256([]byte(dir))
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "caddy-mcp-npm-"+hex.EncodeToString(sum[:8])+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatalf("locking the npm install: %v", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if upToDate(dir) { // another test binary installed them meanwhile
-		return
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skipf("npm not found on PATH (%v); it is needed once to install interop/node_modules", err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-	}
-	t.Logf("npm ci in interop/ took %s", time.Since(start).Round(time.Millisecond))
-	if !upToDate(dir) {
-		t.Fatalf("npm ci in %s left node_modules older than package-lock.json, or without %s", dir, everythingMain)
-	}
-}
-
-// upToDate reports whether node_modules was installed from the current
-// package-lock.json. npm writes node_modules/.package-lock.json last.
-func upToDate(dir string) bool {
-	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
-	if err != nil {
-		return false
-	}
-	installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
-	if err != nil || installed.ModTime().Before(lock.ModTime()) {
-		return false
-	}
-	_, err = os.Stat(filepath.Join(dir, everythingMain))
-	return err == nil
 }
 
 // syncBuffer is an output buffer that the process writes while the test

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
 	"github.com/caddy-mcp/caddy-mcp/internal/prismtest"
 )
 
@@ -25,7 +26,7 @@ const sdkMain = "@modelcontextprotocol/sdk/package.json"
 // document's, as with mcp-go's client.
 func sdkClient(t *testing.T, e *env) {
 	interop := filepath.Join(prismtest.Dir(t), "..", "..", "interop")
-	prismtest.NPMInstall(t, interop, sdkMain)
+	npmtest.Install(t, interop, sdkMain)
 	node := filepath.Join(interop, "node_modules", "node", "bin", "node")
 	type call struct {
 		Name      string         `json:"name"`

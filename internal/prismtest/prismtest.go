@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
+	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
 )
 
 const (
@@ -73,7 +74,7 @@ func Dir(tb testing.TB) string {
 func Node(tb testing.TB) string {
 	tb.Helper()
 	dir := Dir(tb)
-	NPMInstall(tb, dir, prismMain)
+	npmtest.Install(tb, dir, prismMain)
 	return filepath.Join(dir, "node_modules", nodeBin)
 }
 
@@ -459,6 +460,6 @@ type indexKey struct{}
 func Documents(tb testing.TB) string {
 	tb.Helper()
 	dir := filepath.Join(Dir(tb), "..", "..", "openapi", "testdata")
-	NPMInstall(tb, dir, "@readme/oas-examples/3.0/json/petstore.json")
+	npmtest.Install(tb, dir, "@readme/oas-examples/3.0/json/petstore.json")
 	return filepath.Join(dir, "node_modules")
 }

@@ -1,4 +1,6 @@
-package prismtest
+// Package npmtest installs a folder's pinned npm packages for the tests
+// that need them, once for every test binary running at the same time.
+package npmtest
 
 import (
 	"context"
@@ -12,12 +14,11 @@ import (
 	"time"
 )
 
-// NPMInstall runs `npm ci` in dir when its node_modules is missing, older
-// than package-lock.json, or lacks want (a path inside node_modules). The
-// lock file is the one openapi's and everythingtest's installers take for
-// the same folder, so that test binaries running at once install it once.
-// Without npm the test is skipped and says so.
-func NPMInstall(tb testing.TB, dir, want string) {
+// Install runs `npm ci` in dir when its node_modules is missing, older
+// than package-lock.json, or lacks want (a path inside node_modules). A
+// lock file per folder makes test binaries running at once install it
+// once. Without npm the test is skipped and says so.
+func Install(tb testing.TB, dir, want string) {
 	tb.Helper()
 	dir, err := filepath.Abs(dir)
 	if err != nil {
