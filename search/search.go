@@ -2,13 +2,22 @@
 // process: the index is built once from the tools' names, titles,
 // descriptions and argument names and descriptions, and a query reads it
 // without locks. It knows nothing of MCP, HTTP or Caddy.
+//
+// The ranking is BM25F: each field of a tool (its name, title, the first
+// paragraph of its description, the rest of it, argument names, argument
+// descriptions) has its own weight and its own length normalization, so
+// a long description does not drown the name, and a term's frequencies
+// in the fields are summed before BM25 saturates them. Words are split
+// at camelCase and snake_case joins, stop words dropped and the rest
+// stemmed (Porter's steps 1 and 5), so "repositories" finds "repository".
+// A query word also finds index words that are a prefix of it or that it
+// is a prefix of, at a discount: names abbreviate (repo, env, org).
 package search
 
 import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 )
 
 // Tool is what the index reads of one tool.
@@ -32,92 +41,167 @@ type Match struct {
 	Score float64
 }
 
-// BM25's usual parameters.
+// The fields of a tool, each with its weight and its BM25 b (how much
+// the field's length, against the average, lowers a term's weight).
 const (
-	k1 = 1.2
-	b  = 0.75
+	fieldName = iota
+	fieldTitle
+	fieldSummary
+	fieldBody
+	fieldArgName
+	fieldArgDesc
+	numFields
 )
 
-// Field weights: a word in the name says more than one in an argument's
-// description.
+var fields = [numFields]struct{ weight, b float64 }{
+	fieldName:    {3, 0.75},
+	fieldTitle:   {2, 0.75},
+	fieldSummary: {2, 0.75},
+	fieldBody:    {0, 0.75},
+	fieldArgName: {1, 0.75},
+	fieldArgDesc: {0.5, 0.75},
+}
+
+// k1 is BM25's saturation of the summed field frequencies.
+const k1 = 1.2
+
+// prefixDiscount scales a match of a query word with an index word that
+// only begins like it (or that it begins like); minPrefix is the
+// shortest such shared beginning.
 const (
-	nameWeight  = 3
-	titleWeight = 2
-	descWeight  = 1
-	argWeight   = 1
+	prefixDiscount = 0.5
+	minPrefix      = 3
 )
 
-// Index is a BM25 index over tools, safe for concurrent queries.
+// Index is a BM25F index over tools, safe for concurrent queries.
 type Index struct {
-	postings map[string][]posting // term -> the tools holding it
-	lengths  []float64            // weighted length of each tool
-	avgLen   float64
+	postings map[string][]posting // term -> the tools holding it, by tool
+	terms    []string             // the keys of postings, sorted
+	n        int
 }
 
 type posting struct {
 	tool int
-	freq float64 // weighted term frequency
+	tf   float64 // the term's weighted, length-normalized frequency
 }
 
 // New builds the index of tools.
 func New(tools []Tool) *Index {
-	ix := &Index{postings: map[string][]posting{}, lengths: make([]float64, len(tools))}
-	var total float64
+	ix := &Index{postings: map[string][]posting{}, n: len(tools)}
+	type doc struct {
+		freq map[string]*[numFields]float64
+		len  [numFields]float64
+	}
+	docs := make([]doc, len(tools))
+	var total [numFields]float64
 	for i, t := range tools {
-		freq := map[string]float64{}
-		add := func(text string, w float64) {
-			for _, term := range Terms(text) {
-				freq[term] += w
-				ix.lengths[i] += w
+		d := &docs[i]
+		d.freq = map[string]*[numFields]float64{}
+		add := func(text string, f int) {
+			for _, k := range keys(text) {
+				c := d.freq[k]
+				if c == nil {
+					c = new([numFields]float64)
+					d.freq[k] = c
+				}
+				c[f]++
+				d.len[f]++
 			}
 		}
-		add(t.Name, nameWeight)
-		add(t.Title, titleWeight)
-		add(t.Description, descWeight)
+		add(t.Name, fieldName)
+		add(t.Title, fieldTitle)
+		summary, body := splitSummary(t.Description)
+		add(summary, fieldSummary)
+		add(body, fieldBody)
 		for _, a := range t.Args {
-			add(a.Name, argWeight)
-			add(a.Description, argWeight)
+			add(a.Name, fieldArgName)
+			add(a.Description, fieldArgDesc)
 		}
-		total += ix.lengths[i]
-		for _, term := range sortedKeys(freq) {
-			ix.postings[term] = append(ix.postings[term], posting{tool: i, freq: freq[term]})
+		for f := range numFields {
+			total[f] += d.len[f]
 		}
 	}
-	if len(tools) > 0 {
-		ix.avgLen = total / float64(len(tools))
+	var avg [numFields]float64
+	for f := range numFields {
+		if len(tools) > 0 {
+			avg[f] = total[f] / float64(len(tools))
+		}
 	}
+	for i := range docs {
+		d := &docs[i]
+		var norm [numFields]float64
+		for f := range numFields {
+			norm[f] = 1 - fields[f].b
+			if avg[f] > 0 {
+				norm[f] += fields[f].b * d.len[f] / avg[f]
+			}
+		}
+		for _, k := range sortedKeys(d.freq) {
+			var tf float64
+			for f, c := range d.freq[k] {
+				if c > 0 {
+					tf += fields[f].weight * c / norm[f]
+				}
+			}
+			ix.postings[k] = append(ix.postings[k], posting{tool: i, tf: tf})
+		}
+	}
+	ix.terms = sortedKeys(ix.postings)
 	return ix
 }
 
+// splitSummary cuts a description at its first blank line: the first
+// paragraph says what the tool does (OpenAPI's summary, when the
+// document has one), the rest how.
+func splitSummary(desc string) (summary, body string) {
+	if i := strings.Index(desc, "\n\n"); i >= 0 {
+		return desc[:i], desc[i+2:]
+	}
+	return desc, ""
+}
+
 // Len is the number of tools indexed.
-func (ix *Index) Len() int { return len(ix.lengths) }
+func (ix *Index) Len() int { return ix.n }
 
 // Search returns at most limit tools matching query, best first; keep, when
 // not nil, says which tools may be returned (those a caller may call). Ties
 // keep the order the tools were given in.
 func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
-	if limit <= 0 || len(ix.lengths) == 0 {
+	if limit <= 0 || ix.n == 0 {
 		return nil
 	}
-	scores := map[int]float64{}
-	n := float64(len(ix.lengths))
-	for _, term := range unique(Terms(query)) {
-		list := ix.postings[term]
-		if len(list) == 0 {
-			continue
-		}
-		idf := math.Log(1 + (n-float64(len(list))+0.5)/(float64(len(list))+0.5))
-		for _, p := range list {
-			if keep != nil && !keep(p.tool) {
-				continue
+	scores := make([]float64, ix.n)
+	best := make([]float64, ix.n) // one query word's score per tool
+	var touched, hit []int
+	n := float64(ix.n)
+	for _, q := range unique(keys(query)) {
+		hit = hit[:0]
+		for _, v := range ix.variants(q) {
+			list := ix.postings[v.term]
+			df := float64(len(list))
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			for _, p := range list {
+				s := v.weight * idf * p.tf * (k1 + 1) / (k1 + p.tf)
+				if best[p.tool] == 0 {
+					hit = append(hit, p.tool)
+				}
+				best[p.tool] = max(best[p.tool], s)
 			}
-			norm := p.freq + k1*(1-b+b*ix.lengths[p.tool]/ix.avgLen)
-			scores[p.tool] += idf * p.freq * (k1 + 1) / norm
+		}
+		for _, i := range hit {
+			if scores[i] == 0 {
+				touched = append(touched, i)
+			}
+			scores[i] += best[i]
+			best[i] = 0
 		}
 	}
-	matches := make([]Match, 0, len(scores))
-	for i, s := range scores {
-		matches = append(matches, Match{Index: i, Score: s})
+	matches := make([]Match, 0, min(len(touched), 4*limit))
+	for _, i := range touched {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		matches = append(matches, Match{Index: i, Score: scores[i]})
 	}
 	slices.SortFunc(matches, func(x, y Match) int {
 		if x.Score != y.Score {
@@ -134,31 +218,34 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 	return matches
 }
 
-// Terms splits text into lower-case words, also at the joins of camelCase
-// and snake_case names.
-func Terms(text string) []string {
-	var terms []string
-	var word []rune
-	flush := func() {
-		if len(word) > 0 {
-			terms = append(terms, strings.ToLower(string(word)))
-			word = word[:0]
+type variant struct {
+	term   string
+	weight float64
+}
+
+// variants are the index terms a query term q matches: itself, the terms
+// that are a prefix of it and the terms it is a prefix of (both at
+// least minPrefix long), the last two at prefixDiscount.
+func (ix *Index) variants(q string) []variant {
+	var out []variant
+	if _, ok := ix.postings[q]; ok {
+		out = append(out, variant{q, 1})
+	}
+	if len(q) < minPrefix {
+		return out
+	}
+	for l := minPrefix; l < len(q); l++ {
+		if _, ok := ix.postings[q[:l]]; ok {
+			out = append(out, variant{q[:l], prefixDiscount})
 		}
 	}
-	runes := []rune(text)
-	for i, r := range runes {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if unicode.IsUpper(r) && len(word) > 0 && i > 0 && unicode.IsLower(runes[i-1]) {
-				flush()
-			}
-			word = append(word, r)
-		default:
-			flush()
+	i, _ := slices.BinarySearch(ix.terms, q)
+	for ; i < len(ix.terms) && strings.HasPrefix(ix.terms[i], q); i++ {
+		if ix.terms[i] != q {
+			out = append(out, variant{ix.terms[i], prefixDiscount})
 		}
 	}
-	flush()
-	return terms
+	return out
 }
 
 func unique(terms []string) []string {
@@ -166,7 +253,7 @@ func unique(terms []string) []string {
 	return slices.Compact(terms)
 }
 
-func sortedKeys(m map[string]float64) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

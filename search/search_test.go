@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +29,71 @@ func TestTerms(t *testing.T) {
 	want := []string{"list", "repo", "issues", "get", "repo", "http2", "émile"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Terms = %q, want %q", got, want)
+	}
+}
+
+func TestTermsUpperRun(t *testing.T) {
+	got := Terms("HTTPServer getURLPath v2Api")
+	want := []string{"http", "server", "get", "url", "path", "v2", "api"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Terms = %q, want %q", got, want)
+	}
+}
+
+func TestStem(t *testing.T) {
+	for in, want := range map[string]string{
+		"issues": "issu", "issue": "issu", "repositories": "repositori", "repository": "repositori",
+		"starred": "star", "pushes": "push", "push": "push", "created": "creat", "create": "creat",
+		"caresses": "caress", "status": "statu", "hopping": "hop", "filing": "file", "files": "file",
+		"api": "api", "v2": "v2", "émile": "émile",
+	} {
+		if got := stem(in); got != want {
+			t.Errorf("stem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestKeysDropLinksAndStopWords(t *testing.T) {
+	got := keys("See [the docs](https://docs.github.com/rest/rate-limits) or https://example.com/a-b for the Issues.")
+	want := []string{"see", "doc", "issu"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("keys = %q, want %q", got, want)
+	}
+	if got := keys("an unclosed [link](https://example.com/x"); !slices.Equal(got, []string{"unclos", "link"}) {
+		t.Fatalf("keys of an unclosed link = %q", got)
+	}
+}
+
+func TestSearchFieldsAndPrefixes(t *testing.T) {
+	ix := New([]Tool{
+		// A long description naming issues many times does not beat a
+		// tool whose name says it.
+		{Name: "list_labels", Description: "Labels.\n\n" + strings.Repeat("issues issue ", 50)},
+		{Name: "create_issue", Description: "Create an issue."},
+		{Name: "get_repo", Description: "Get one."},
+		{Name: "get_env", Description: "Returns the variables."},
+	})
+	if got := ix.Search("open issues", 1, nil); len(got) != 1 || got[0].Index != 1 {
+		t.Errorf("open issues: %v, want create_issue", got)
+	}
+	// Names abbreviate: "repository" finds repo, "environment" finds env.
+	if got := ix.Search("a repository", 1, nil); len(got) != 1 || got[0].Index != 2 {
+		t.Errorf("a repository: %v, want get_repo", got)
+	}
+	if got := ix.Search("environment", 1, nil); len(got) != 1 || got[0].Index != 3 {
+		t.Errorf("environment: %v, want get_env", got)
+	}
+	// And a short query word finds the longer words it begins.
+	if got := ix.Search("var", 1, nil); len(got) != 1 || got[0].Index != 3 {
+		t.Errorf("var: %v, want get_env", got)
+	}
+	if got := ix.Search("the of and", 3, nil); len(got) != 0 {
+		t.Errorf("stop words only: %v, want nothing", got)
+	}
+	if got := New(nil).Search("x", 3, nil); got != nil {
+		t.Errorf("empty index: %v", got)
+	}
+	if got := ix.Search("issue", 0, nil); got != nil {
+		t.Errorf("limit 0: %v", got)
 	}
 }
