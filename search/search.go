@@ -88,23 +88,32 @@ type posting struct {
 // New builds the index of tools.
 func New(tools []Tool) *Index {
 	ix := &Index{postings: map[string][]posting{}, n: len(tools)}
+	type termFreq struct {
+		term string
+		freq [numFields]float64
+	}
 	type doc struct {
-		freq map[string]*[numFields]float64
-		len  [numFields]float64
+		terms []termFreq // sorted by term once all fields are read
+		len   [numFields]float64
 	}
 	docs := make([]doc, len(tools))
 	var total [numFields]float64
+	at := map[string]int{} // term -> its place in the current doc's terms
 	for i, t := range tools {
 		d := &docs[i]
-		d.freq = map[string]*[numFields]float64{}
+		clear(at)
 		add := func(text string, f int) {
+			if fields[f].weight == 0 {
+				return // nothing to score, and no posting to walk
+			}
 			for _, k := range keys(text) {
-				c := d.freq[k]
-				if c == nil {
-					c = new([numFields]float64)
-					d.freq[k] = c
+				j, ok := at[k]
+				if !ok {
+					j = len(d.terms)
+					at[k] = j
+					d.terms = append(d.terms, termFreq{term: k})
 				}
-				c[f]++
+				d.terms[j].freq[f]++
 				d.len[f]++
 			}
 		}
@@ -120,6 +129,7 @@ func New(tools []Tool) *Index {
 		for f := range numFields {
 			total[f] += d.len[f]
 		}
+		slices.SortFunc(d.terms, func(x, y termFreq) int { return strings.Compare(x.term, y.term) })
 	}
 	var avg [numFields]float64
 	for f := range numFields {
@@ -136,14 +146,14 @@ func New(tools []Tool) *Index {
 				norm[f] += fields[f].b * d.len[f] / avg[f]
 			}
 		}
-		for _, k := range sortedKeys(d.freq) {
+		for _, e := range d.terms {
 			var tf float64
-			for f, c := range d.freq[k] {
+			for f, c := range e.freq {
 				if c > 0 {
 					tf += fields[f].weight * c / norm[f]
 				}
 			}
-			ix.postings[k] = append(ix.postings[k], posting{tool: i, tf: tf})
+			ix.postings[e.term] = append(ix.postings[e.term], posting{tool: i, tf: tf})
 		}
 	}
 	ix.terms = sortedKeys(ix.postings)
