@@ -17,12 +17,12 @@ type qualityQuery struct {
 }
 
 // minQuality is how many of the 30 queries must have their tool in the
-// top 3. Issue 15 asks for 27; the lexical ranking reaches 17 (the misses
+// top 3. Issue 15 asks for 27; the lexical ranking reaches 18 (the misses
 // are mostly words the tools never use: "picture" for image, "signed in"
 // for authenticated, "pushes" for webhook), so this is a floor that keeps
 // the ranking from getting worse, not the target.
 const (
-	minQuality    = 17
+	minQuality    = 18
 	targetQuality = 27
 )
 

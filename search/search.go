@@ -53,13 +53,18 @@ const (
 	numFields
 )
 
+// The weights favour what says what a tool does (its name, title and
+// first paragraph) over how it does it. The rest of a description weighs
+// little and is fully length-normalized: in large documents it is long
+// and mostly the same boilerplate (scopes, media types, rate limits), and
+// weighing it more ranked worse on the quality queries.
 var fields = [numFields]struct{ weight, b float64 }{
 	fieldName:    {3, 0.75},
 	fieldTitle:   {2, 0.75},
 	fieldSummary: {2, 0.75},
-	fieldBody:    {0, 0.75},
+	fieldBody:    {0.1, 1},
 	fieldArgName: {1, 0.75},
-	fieldArgDesc: {0.5, 0.75},
+	fieldArgDesc: {1, 0.75},
 }
 
 // k1 is BM25's saturation of the summed field frequencies.
@@ -93,12 +98,13 @@ func New(tools []Tool) *Index {
 		freq [numFields]float64
 	}
 	type doc struct {
-		terms []termFreq // sorted by term once all fields are read
+		terms []termFreq // in the order first seen: deterministic, and postings only need tool order
 		len   [numFields]float64
 	}
 	docs := make([]doc, len(tools))
 	var total [numFields]float64
 	at := map[string]int{} // term -> its place in the current doc's terms
+	var a analyzer
 	for i, t := range tools {
 		d := &docs[i]
 		clear(at)
@@ -106,7 +112,7 @@ func New(tools []Tool) *Index {
 			if fields[f].weight == 0 {
 				return // nothing to score, and no posting to walk
 			}
-			for _, k := range keys(text) {
+			a.each(text, func(k string) {
 				j, ok := at[k]
 				if !ok {
 					j = len(d.terms)
@@ -115,7 +121,7 @@ func New(tools []Tool) *Index {
 				}
 				d.terms[j].freq[f]++
 				d.len[f]++
-			}
+			})
 		}
 		add(t.Name, fieldName)
 		add(t.Title, fieldTitle)
@@ -129,7 +135,6 @@ func New(tools []Tool) *Index {
 		for f := range numFields {
 			total[f] += d.len[f]
 		}
-		slices.SortFunc(d.terms, func(x, y termFreq) int { return strings.Compare(x.term, y.term) })
 	}
 	var avg [numFields]float64
 	for f := range numFields {
@@ -182,9 +187,11 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 	}
 	scores := make([]float64, ix.n)
 	best := make([]float64, ix.n) // one query word's score per tool
+	matched := make([]int, ix.n)  // how many query words each tool matches
 	var touched, hit []int
 	n := float64(ix.n)
-	for _, q := range unique(keys(query)) {
+	words := unique(keys(query))
+	for _, q := range words {
 		hit = hit[:0]
 		for _, v := range ix.variants(q) {
 			list := ix.postings[v.term]
@@ -203,6 +210,7 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 				touched = append(touched, i)
 			}
 			scores[i] += best[i]
+			matched[i]++
 			best[i] = 0
 		}
 	}
@@ -211,7 +219,11 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 		if keep != nil && !keep(i) {
 			continue
 		}
-		matches = append(matches, Match{Index: i, Score: scores[i]})
+		// Scaled by the share of the query's words the tool matches
+		// (Lucene's classic coordination factor): a tool that matches
+		// every word beats one that matches one word many times.
+		score := scores[i] * float64(matched[i]) / float64(len(words))
+		matches = append(matches, Match{Index: i, Score: score})
 	}
 	slices.SortFunc(matches, func(x, y Match) int {
 		if x.Score != y.Score {

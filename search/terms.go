@@ -3,6 +3,7 @@ package search
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Terms splits text into lower-case words, also at the joins of camelCase
@@ -10,50 +11,99 @@ import (
 // a word too: HTTPServer is http and server).
 func Terms(text string) []string {
 	var terms []string
-	var word []rune
-	flush := func() {
-		if len(word) > 0 {
-			terms = append(terms, strings.ToLower(string(word)))
-			word = word[:0]
-		}
-	}
-	runes := []rune(text)
-	for i, r := range runes {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if unicode.IsUpper(r) && len(word) > 0 && i > 0 {
-				prev := runes[i-1]
-				nextLower := i+1 < len(runes) && unicode.IsLower(runes[i+1])
-				if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && nextLower {
-					flush()
-				}
-			}
-			word = append(word, r)
-		default:
-			flush()
-		}
-	}
-	flush()
+	split(text, func(word string) { terms = append(terms, strings.ToLower(word)) })
 	return terms
 }
 
+// split calls fn with each word of text, as Terms cuts them, in its
+// original case and without copying it.
+func split(text string, fn func(word string)) {
+	start := -1        // where the current word began, -1 outside one
+	var prev rune = -1 // the rune before i
+	for i, r := range text {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			if start >= 0 {
+				fn(text[start:i])
+				start = -1
+			}
+			prev = r
+			continue
+		}
+		if start >= 0 && unicode.IsUpper(r) {
+			next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) {
+				fn(text[start:i])
+				start = i
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+		prev = r
+	}
+	if start >= 0 {
+		fn(text[start:])
+	}
+}
+
 // keys are the index terms of text: its Terms without stop words,
-// stemmed. Link targets and bare URLs are dropped first: the words of an
-// address (docs.github.com/rest/.../secondary-rate-limits) are not what
-// the text says the tool does.
+// stemmed.
 func keys(text string) []string {
+	var a analyzer
+	var out []string
+	a.each(text, func(k string) { out = append(out, k) })
+	return out
+}
+
+// analyzer turns text into index terms, remembering the term of each
+// word it has seen: the words of a large document repeat, and this
+// spares lowering and stemming them again.
+type analyzer struct {
+	cache map[string]string // lower-case word -> its term, "" for a stop word
+	buf   []byte
+}
+
+// each calls fn with the index terms of text. Link targets and bare URLs
+// are dropped first: the words of an address
+// (docs.github.com/rest/.../secondary-rate-limits) are not what the text
+// says the tool does.
+func (a *analyzer) each(text string, fn func(term string)) {
 	if strings.Contains(text, "://") || strings.Contains(text, "](") {
 		text = stripLinks(text)
 	}
-	terms := Terms(text)
-	out := terms[:0]
-	for _, t := range terms {
-		if stopWords[t] {
-			continue
-		}
-		out = append(out, stem(t))
+	if a.cache == nil {
+		a.cache = map[string]string{}
 	}
-	return out
+	split(text, func(word string) {
+		lower := a.lower(word)
+		term, ok := a.cache[string(lower)] // no copy for the lookup
+		if !ok {
+			w := string(lower)
+			if !stopWords[w] {
+				term = stem(w)
+			}
+			a.cache[w] = term
+		}
+		if term != "" {
+			fn(term)
+		}
+	})
+}
+
+// lower is word in lower case, in a buffer reused for the next word.
+func (a *analyzer) lower(word string) []byte {
+	a.buf = a.buf[:0]
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if c >= utf8.RuneSelf {
+			return append(a.buf[:0], strings.ToLower(word)...)
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		a.buf = append(a.buf, c)
+	}
+	return a.buf
 }
 
 // stripLinks removes the targets of Markdown links, "[text](target)", and
