@@ -199,6 +199,9 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 			for _, p := range list {
 				s := v.weight * idf * p.tf * (k1 + 1) / (k1 + p.tf)
+				if !(s > 0) {
+					continue // best and touched below take 0 for "not yet"
+				}
 				if best[p.tool] == 0 {
 					hit = append(hit, p.tool)
 				}
@@ -206,7 +209,7 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 			}
 		}
 		for _, i := range hit {
-			if scores[i] == 0 {
+			if matched[i] == 0 {
 				touched = append(touched, i)
 			}
 			scores[i] += best[i]

@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -96,4 +97,26 @@ func TestSearchFieldsAndPrefixes(t *testing.T) {
 	if got := ix.Search("issue", 0, nil); got != nil {
 		t.Errorf("limit 0: %v", got)
 	}
+}
+
+// TestSearchConcurrent: queries share the index and nothing else (run
+// with -race).
+func TestSearchConcurrent(t *testing.T) {
+	ix := New([]Tool{
+		{Name: "list_issues", Description: "List issues in a repository."},
+		{Name: "get_repo", Description: "Get a repository.", Args: []Arg{{Name: "owner"}, {Name: "repo"}}},
+	})
+	want := ix.Search("repository issues", 2, nil)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				if got := ix.Search("repository issues", 2, nil); !slices.Equal(got, want) {
+					t.Errorf("concurrent query: %v, want %v", got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
