@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkNew builds the index of GitHub's whole imported document
@@ -11,11 +12,19 @@ import (
 func BenchmarkNew(b *testing.B) {
 	tools := githubTools(b)
 	b.ReportAllocs()
-	b.ResetTimer()
+	start, ok := cpuTime()
 	for b.Loop() {
 		New(tools)
 	}
+	reportCPU(b, start, ok)
 	b.ReportMetric(float64(len(tools)), "tools")
+}
+
+// reportCPU adds the CPU time per iteration since start (cpu-ns/op).
+func reportCPU(b *testing.B, start time.Duration, ok bool) {
+	if end, ok2 := cpuTime(); ok && ok2 && b.N > 0 {
+		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+	}
 }
 
 // BenchmarkSearch runs one query of the quality set per iteration over
@@ -30,12 +39,13 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	}
 	b.ReportAllocs()
-	b.ResetTimer()
+	start, ok := cpuTime()
 	i := 0
 	for b.Loop() {
 		ix.Search(queries[i%len(queries)], 10, nil)
 		i++
 	}
+	reportCPU(b, start, ok)
 }
 
 // FuzzSearch: any tools and query give at most limit matches, best

@@ -95,7 +95,7 @@ func New(tools []Tool) *Index {
 	ix := &Index{postings: map[string][]posting{}, n: len(tools)}
 	type termFreq struct {
 		term string
-		freq [numFields]float64
+		freq [numFields]uint32
 	}
 	type doc struct {
 		terms []termFreq // in the order first seen: deterministic, and postings only need tool order
@@ -142,6 +142,25 @@ func New(tools []Tool) *Index {
 			avg[f] = total[f] / float64(len(tools))
 		}
 	}
+	// Every posting list in one allocation, each cut to its length: a
+	// large document has tens of thousands of postings.
+	df := map[string]int{}
+	count := 0
+	for i := range docs {
+		for _, e := range docs[i].terms {
+			df[e.term]++
+			count++
+		}
+	}
+	slab := make([]posting, count)
+	for i := range docs {
+		for _, e := range docs[i].terms {
+			if _, ok := ix.postings[e.term]; !ok {
+				n := df[e.term]
+				ix.postings[e.term], slab = slab[:0:n], slab[n:]
+			}
+		}
+	}
 	for i := range docs {
 		d := &docs[i]
 		var norm [numFields]float64
@@ -155,7 +174,7 @@ func New(tools []Tool) *Index {
 			var tf float64
 			for f, c := range e.freq {
 				if c > 0 {
-					tf += fields[f].weight * c / norm[f]
+					tf += fields[f].weight * float64(c) / norm[f]
 				}
 			}
 			ix.postings[e.term] = append(ix.postings[e.term], posting{tool: i, tf: tf})
