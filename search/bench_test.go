@@ -33,7 +33,7 @@ func BenchmarkSearch(b *testing.B) {
 	tools := githubTools(b)
 	ix := New(tools)
 	var queries []string
-	for _, q := range readQueries(b) {
+	for _, q := range readQueries(b, "queries-model.json") {
 		if q.Corpus == "github" {
 			queries = append(queries, q.Query)
 		}

@@ -11,7 +11,10 @@
 // at camelCase and snake_case joins, stop words dropped and the rest
 // stemmed (Porter's steps 1 and 5), so "repositories" finds "repository".
 // A query word also finds index words that are a prefix of it or that it
-// is a prefix of, at a discount: names abbreviate (repo, env, org).
+// is a prefix of, at a discount: names abbreviate (repo, env, org), and
+// the words its thesaurus group holds (thesaurus.go), at a discount too.
+// A tool whose name, title or summary holds the query's words outranks
+// one that holds them only among its arguments.
 package search
 
 import (
@@ -67,6 +70,11 @@ var fields = [numFields]struct{ weight, b float64 }{
 	fieldArgDesc: {1, 0.75},
 }
 
+// primaryBoost scales the share of a query's words that a tool's name,
+// title or summary hold: the words of what a tool does outrank the same
+// words among its arguments.
+var primaryBoost = 2.0
+
 // k1 is BM25's saturation of the summed field frequencies.
 const k1 = 1.2
 
@@ -88,6 +96,9 @@ type Index struct {
 type posting struct {
 	tool int
 	tf   float64 // the term's weighted, length-normalized frequency
+	// primary: the term is in the tool's name, title or summary, the
+	// fields that say what it does.
+	primary bool
 }
 
 // New builds the index of tools.
@@ -177,7 +188,8 @@ func New(tools []Tool) *Index {
 					tf += fields[f].weight * float64(c) / norm[f]
 				}
 			}
-			ix.postings[e.term] = append(ix.postings[e.term], posting{tool: i, tf: tf})
+			primary := e.freq[fieldName]+e.freq[fieldTitle]+e.freq[fieldSummary] > 0
+			ix.postings[e.term] = append(ix.postings[e.term], posting{tool: i, tf: tf, primary: primary})
 		}
 	}
 	ix.terms = sortedKeys(ix.postings)
@@ -207,9 +219,11 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 	scores := make([]float64, ix.n)
 	best := make([]float64, ix.n) // one query word's score per tool
 	matched := make([]int, ix.n)  // how many query words each tool matches
+	primary := make([]int, ix.n)  // how many in its name, title or summary
+	hitPrimary := make([]bool, ix.n)
 	var touched, hit []int
 	n := float64(ix.n)
-	words := unique(keys(query))
+	words := unique(keys(expandAcronyms(query)))
 	for _, q := range words {
 		hit = hit[:0]
 		for _, v := range ix.variants(q) {
@@ -225,6 +239,7 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 					hit = append(hit, p.tool)
 				}
 				best[p.tool] = max(best[p.tool], s)
+				hitPrimary[p.tool] = hitPrimary[p.tool] || p.primary
 			}
 		}
 		for _, i := range hit {
@@ -233,7 +248,10 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 			}
 			scores[i] += best[i]
 			matched[i]++
-			best[i] = 0
+			if hitPrimary[i] {
+				primary[i]++
+			}
+			best[i], hitPrimary[i] = 0, false
 		}
 	}
 	matches := make([]Match, 0, min(len(touched), 4*limit))
@@ -244,7 +262,7 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 		// Scaled by the share of the query's words the tool matches
 		// (Lucene's classic coordination factor): a tool that matches
 		// every word beats one that matches one word many times.
-		score := scores[i] * float64(matched[i]) / float64(len(words))
+		score := scores[i] * float64(matched[i]) / float64(len(words)) * (1 + primaryBoost*float64(primary[i])/float64(len(words)))
 		matches = append(matches, Match{Index: i, Score: score})
 	}
 	slices.SortFunc(matches, func(x, y Match) int {
@@ -276,7 +294,7 @@ func (ix *Index) variants(q string) []variant {
 		out = append(out, variant{q, 1})
 	}
 	if len(q) < minPrefix {
-		return out
+		return ix.synonyms(q, out)
 	}
 	for l := minPrefix; l < len(q); l++ {
 		if _, ok := ix.postings[q[:l]]; ok {
@@ -287,6 +305,16 @@ func (ix *Index) variants(q string) []variant {
 	for ; i < len(ix.terms) && strings.HasPrefix(ix.terms[i], q); i++ {
 		if ix.terms[i] != q {
 			out = append(out, variant{ix.terms[i], prefixDiscount})
+		}
+	}
+	return ix.synonyms(q, out)
+}
+
+// synonyms adds to out the thesaurus's words for q that the index holds.
+func (ix *Index) synonyms(q string, out []variant) []variant {
+	for _, s := range thesaurus[q] {
+		if _, ok := ix.postings[s]; ok {
+			out = append(out, variant{s, synonymDiscount})
 		}
 	}
 	return out
