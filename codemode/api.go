@@ -110,7 +110,11 @@ func (a *API) Declarations() string {
 // Description is the text a model reads before it writes code: the rules
 // of the sandbox under limits l, and the declarations in a TypeScript block.
 func (a *API) Description(l Limits) string {
-	return a.Rules(l) + "\n\n```ts\n" + a.Declarations() + "```"
+	return a.description(l, a.Declarations())
+}
+
+func (a *API) description(l Limits, decls string) string {
+	return a.Rules(l) + "\n\n```ts\n" + decls + "```"
 }
 
 // Rules explains the sandbox under limits l: how to call the backends,

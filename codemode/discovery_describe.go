@@ -102,3 +102,35 @@ var SearchInputSchema = []byte(fmt.Sprintf(`{"type":"object","properties":{`+
 	`"query":{"type":"string","minLength":1,"maxLength":%d,"description":"What the tool should do, in a few words."},`+
 	`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"How many tools to return; default %d."}},`+
 	`"required":["query"],"additionalProperties":false}`, MaxSearchQuery, MaxSearchLimit, DefaultSearchLimit))
+
+// Discovery modes: how a model learns the backends' tools.
+const (
+	// DiscoveryAll declares every tool in the execute tool's description.
+	DiscoveryAll = "all"
+	// DiscoverySearch lists the tools by name and offers a search tool
+	// that answers with their declarations.
+	DiscoverySearch = "search"
+	// DiscoveryAuto is all while the declarations fit in max_declarations,
+	// search past it.
+	DiscoveryAuto = "auto"
+)
+
+// DefaultMaxDeclarations is the size, in bytes, of declarations past
+// which auto discovery switches to search.
+const DefaultMaxDeclarations = 32 << 10
+
+// Describe is the execute tool's description in discovery mode: that of
+// Description in all mode, SearchDescription's in search mode, and in auto
+// mode the first while the declarations (the TypeScript alone, without the
+// rules around it) take at most maxDeclarations bytes, else the second.
+// search reports which it is.
+func (a *API) Describe(l Limits, mode string, maxDeclarations int, searchTool string) (text string, search bool) {
+	if mode == DiscoverySearch {
+		return a.SearchDescription(l, searchTool), true
+	}
+	decls := a.Declarations()
+	if mode == DiscoveryAuto && len(decls) > maxDeclarations {
+		return a.SearchDescription(l, searchTool), true
+	}
+	return a.description(l, decls), false
+}

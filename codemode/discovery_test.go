@@ -319,3 +319,30 @@ func toolsOf(a *BackendAPI) []APITool {
 	}
 	return tools
 }
+
+// Auto discovery switches to search once the declarations pass the
+// bound: at exactly their size it still declares them.
+func TestDescribeSwitchesAtTheThreshold(t *testing.T) {
+	api := NewAPI(weatherBackends())
+	l := Limits{}.withDefaults()
+	size := len(api.Declarations())
+	for _, tc := range []struct {
+		mode   string
+		max    int
+		search bool
+	}{
+		{DiscoveryAuto, size, false},
+		{DiscoveryAuto, size - 1, true},
+		{DiscoveryAuto, size + 1, false},
+		{DiscoveryAll, 0, false},
+		{DiscoverySearch, 1 << 30, true},
+	} {
+		text, search := api.Describe(l, tc.mode, tc.max, "search")
+		if search != tc.search {
+			t.Errorf("%s with max_declarations %d (declarations %d bytes): search %v", tc.mode, tc.max, size, search)
+		}
+		if want := api.Description(l); !search && text != want || search && text != api.SearchDescription(l, "search") {
+			t.Errorf("%s with max_declarations %d: the text is not the mode's", tc.mode, tc.max)
+		}
+	}
+}
