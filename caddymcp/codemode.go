@@ -36,7 +36,10 @@ const coldStartWait = 2 * time.Second
 // backend is a global with one typed async function per backend tool. The
 // tool's description carries TypeScript declarations generated from the
 // backends' tool schemas. The model chains and filters calls in code and
-// reads only what the code prints or returns.
+// reads only what the code prints or returns. When the declarations grow
+// past max_declarations (discovery auto, the default) or with discovery
+// search, a second tool, search, answers with the declarations of the
+// tools that match a query, and the description lists only tool names.
 //
 // The sandbox's only exits are the bindings, which call the backends from
 // Go with the configured headers; the code never sees them. Backends are
