@@ -112,7 +112,7 @@ http://:%[1]s {
 				t.Fatalf("search %q: %v %s", query, err, mcptest.ResultText(res))
 			}
 			text = mcptest.ResultText(res)
-			for _, m := range regexp.MustCompile(`(?m)^- ` + backend + `\.([A-Za-z0-9_$]+)(?: \(the backend tool "([^"]+)"\))?`).FindAllStringSubmatch(text, -1) {
+			for _, m := range regexp.MustCompile(`(?m)^- `+backend+`\.([A-Za-z0-9_$]+)(?: \(the backend tool "([^"]+)"\))?`).FindAllStringSubmatch(text, -1) {
 				if m[1] == tool || m[2] == tool {
 					t.Logf("search %q found %s.%s", query, backend, m[1])
 					return m[1], text
