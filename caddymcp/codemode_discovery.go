@@ -46,9 +46,9 @@ func searchTool(execute string) mcp.Tool {
 }
 
 // search is the search tool: the declarations of the backend tools that
-// best match the query, among those the caller may call. It answers in
-// auto mode too, while tools/list does not offer it: a model that calls
-// it anyway gets what it asked for.
+// best match the query, among those the caller may call. The tool filter
+// (description.filter) refuses a call of it by a caller whose description
+// declares every tool, as mcp-go applies it to calls too.
 func (cm *CodeMode) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	query, limit, err := searchArguments(req.Params.Arguments)

@@ -197,6 +197,14 @@ func TestCodeModeDiscoveryLive(t *testing.T) {
 				t.Errorf("max_declarations %d (declarations %d and %d): %d tools listed, want search %v", tc.max, small, large, len(tools), who.search)
 				continue
 			}
+			if !who.search {
+				// Not listed, not callable.
+				_, body := rawPost(t, "/code", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"order"}}}`),
+					map[string]string{"Authorization": "Bearer " + who.token})
+				if !strings.Contains(string(body), "tool 'search' not found") {
+					t.Errorf("a call of search while every tool is declared: %s", body)
+				}
+			}
 			if who.search && (tools[1].Name != "search" || !strings.Contains(tools[0].Description, "Call the search tool") ||
 				strings.Contains(tools[0].Description, "declare const")) {
 				t.Errorf("search mode lists %+v", tools)
