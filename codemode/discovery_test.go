@@ -280,8 +280,9 @@ func manyTools(n int) []*BackendAPI {
 	return []*BackendAPI{NewBackendAPI(APIBackend{Name: "github", Tools: tools})}
 }
 
-// BenchmarkCatalog builds the index of ~1000 backend tools and answers a
-// query with its declarations, as the search tool does.
+// BenchmarkCatalog builds the index of ~1000 backend tools, ranks them
+// for a query (rank), and answers it with the declarations of the matches,
+// as the search tool does (search).
 func BenchmarkCatalog(b *testing.B) {
 	backends := manyTools(1000)
 	b.Run("build", func(b *testing.B) {
@@ -290,6 +291,13 @@ func BenchmarkCatalog(b *testing.B) {
 		}
 	})
 	c := NewCatalog(backends)
+	b.Run("rank", func(b *testing.B) {
+		for b.Loop() {
+			if len(c.index.Search("list the open issues of a repository", DefaultSearchLimit, nil)) == 0 {
+				b.Fatal("nothing found")
+			}
+		}
+	})
 	b.Run("search", func(b *testing.B) {
 		var size int
 		for b.Loop() {
