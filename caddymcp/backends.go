@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -219,7 +220,16 @@ type description struct {
 	mu    sync.Mutex
 	views []*backendView    // per backend, the last one built; nil until listed
 	keys  []viewKey         // what the texts were built from
-	texts map[string]string // per set of scopes held (see callerKey)
+	texts map[string]served // per set of scopes held (see callerKey)
+	index *codemode.Catalog // the search index of the lists keys names
+	ixFor []viewKey         // what index was built from
+}
+
+// served is the execute tool's description for one set of scopes held,
+// and whether it is in search mode (then tools/list offers search too).
+type served struct {
+	text   string
+	search bool
 }
 
 // viewKey is what one backend contributes to the description: its list
@@ -256,20 +266,27 @@ func (d *description) view(ctx context.Context, i int, wait time.Time) (*backend
 }
 
 // filter is mcp-go's tool filter, used to set the description on each
-// tools/list.
+// tools/list, and to offer the search tool only in search mode.
 func (d *description) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	text := d.current(ctx)
-	out := make([]mcp.Tool, len(tools))
-	for i, t := range tools {
-		if t.Name == d.cm.ToolName {
-			t.Description = text
+	now := d.current(ctx)
+	out := make([]mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		switch t.Name {
+		case d.cm.ToolName:
+			t.Description = now.text
+		case searchToolName:
+			if !now.search {
+				continue
+			}
 		}
-		out[i] = t
+		out = append(out, t)
 	}
 	return out
 }
 
-func (d *description) current(ctx context.Context) string {
+// lists returns each backend's view of its current tool list, nil for a
+// backend that is unavailable, and the keys saying what they are.
+func (d *description) lists(ctx context.Context) ([]*backendView, []viewKey) {
 	wait := d.cm.provisioned.Add(coldStartWait)
 	views := make([]*backendView, len(d.cm.backends))
 	keys := make([]viewKey, len(d.cm.backends))
@@ -281,16 +298,12 @@ func (d *description) current(ctx context.Context) string {
 		}
 		views[i], keys[i].version = v, v.version
 	}
-	caller := callerOf(ctx)
-	who := d.callerKey(caller)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !slices.Equal(keys, d.keys) || d.texts == nil {
-		d.keys, d.texts = keys, make(map[string]string)
-	}
-	if text, ok := d.texts[who]; ok {
-		return text
-	}
+	return views, keys
+}
+
+// apisFor is caller's API of each backend, of the lists views and keys
+// name.
+func (d *description) apisFor(caller *authorized, views []*backendView, keys []viewKey) []*codemode.BackendAPI {
 	apis := make([]*codemode.BackendAPI, len(d.cm.backends))
 	for i, ref := range d.cm.backends {
 		if keys[i].down != "" {
@@ -299,11 +312,53 @@ func (d *description) current(ctx context.Context) string {
 		}
 		apis[i] = views[i].apiFor(caller)
 	}
-	text := codemode.NewAPI(apis).Description(d.cm.runner.Limits())
-	if len(d.texts) < maxScopedViews {
-		d.texts[who] = text
+	return apis
+}
+
+// current is the description caller's tools/list gets: in auto mode,
+// whether it declares the tools or offers search is decided here, for
+// the tools caller may call, each time a backend's list changes.
+func (d *description) current(ctx context.Context) served {
+	views, keys := d.lists(ctx)
+	caller := callerOf(ctx)
+	who := d.callerKey(caller)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !slices.Equal(keys, d.keys) || d.texts == nil {
+		d.keys, d.texts = keys, make(map[string]served)
 	}
-	return text
+	if now, ok := d.texts[who]; ok {
+		return now
+	}
+	var now served
+	now.text, now.search = codemode.NewAPI(d.apisFor(caller, views, keys)).Describe(d.cm.runner.Limits(),
+		d.cm.Discovery, int(min(d.cm.MaxDeclarations, math.MaxInt32)), searchToolName)
+	if len(d.texts) < maxScopedViews {
+		d.texts[who] = now
+	}
+	return now
+}
+
+// catalog is the search index of the backends' current tool lists, all
+// their tools (each search keeps to its caller's), and caller's APIs.
+// It is built again when a list changes.
+func (d *description) catalog(ctx context.Context) (*codemode.Catalog, []*codemode.BackendAPI) {
+	views, keys := d.lists(ctx)
+	mine := d.apisFor(callerOf(ctx), views, keys)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.index == nil || !slices.Equal(keys, d.ixFor) {
+		full := make([]*codemode.BackendAPI, len(views))
+		for i, v := range views {
+			if v == nil {
+				full[i] = mine[i] // unavailable: no tools
+				continue
+			}
+			full[i] = v.api
+		}
+		d.index, d.ixFor = codemode.NewCatalog(full), keys
+	}
+	return d.index, mine
 }
 
 // callerKey says which of the scopes the backends name caller holds:

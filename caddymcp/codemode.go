@@ -36,7 +36,10 @@ const coldStartWait = 2 * time.Second
 // backend is a global with one typed async function per backend tool. The
 // tool's description carries TypeScript declarations generated from the
 // backends' tool schemas. The model chains and filters calls in code and
-// reads only what the code prints or returns.
+// reads only what the code prints or returns. When the declarations grow
+// past max_declarations (discovery auto, the default) or with discovery
+// search, a second tool, search, answers with the declarations of the
+// tools that match a query, and the description lists only tool names.
 //
 // The sandbox's only exits are the bindings, which call the backends from
 // Go with the configured headers; the code never sees them. Backends are
@@ -74,8 +77,9 @@ const coldStartWait = 2 * time.Second
 // method | `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`, `notifications/initialized`, `notifications/cancelled`, `notifications/other`, `other`
 // reason | `forbidden` (Origin or Host), `method` (not POST), `too_large` (max_request_size), `batch` (a JSON-RPC batch), `unauthorized` (no valid token), `insufficient_scope` (authorization: require_scopes)
 // server | the name
-// tool | the tool_name, for executions; `<backend>.<tool>` for a backend call, with the backend tool's own name; `unknown` for a call of a name on no tool list (the code may call any name on a backend that is down)
+// tool | the tool_name, for executions; `search` for the search tool; `<backend>.<tool>` for a backend call, with the backend tool's own name; `unknown` for a call of a name on no tool list (the code may call any name on a backend that is down)
 // outcome, of an execution | `ok`, `invalid_arguments`, `syntax_error`, `uncaught_error` (the code threw), `timeout`, `canceled`, `limit_exceeded` (max_tool_calls, max_code_size and the sandbox's bounds), `memory_limit` (max_memory), `stack_overflow`, `busy` (max_concurrent), `worker_failed` (a worker process died, could not start or broke its pipe)
+// outcome, of a search | `ok`, `invalid_arguments`
 // outcome, of a backend call | `ok`, `upstream_status` (the tool answered with an error), `upstream_error` (the backend could not be reached or failed), `timeout`, `too_large`, `canceled`, `insufficient_scope` (the caller's token lacks the tool's backend scopes)
 type CodeMode struct {
 	// Name is the server name reported in initialize. Default: caddy-mcp-codemode.
@@ -122,6 +126,23 @@ type CodeMode struct {
 	// Workers is how many worker processes are kept running, in process
 	// isolation. Default: max_concurrent.
 	Workers int `json:"workers,omitempty"`
+
+	// Discovery is how the model learns the backends' tools. all: the
+	// execute tool's description declares every tool in TypeScript.
+	// search: tools/list holds a second tool, search ({query, limit?}),
+	// answering with the declarations of the best-matching tools, and the
+	// execute description lists only the backends, their instructions and
+	// their tool names; every tool stays callable from the code. auto:
+	// all while the declarations take at most max_declarations, search
+	// past it, decided for each description served (each backend tool
+	// list, each set of backend scopes a caller holds). In every mode the
+	// code can await tools.search(query, limit?). Default: auto.
+	Discovery string `json:"discovery,omitempty"`
+
+	// MaxDeclarations is the size, in bytes, of the TypeScript
+	// declarations past which discovery auto switches to search.
+	// Default: 32KiB.
+	MaxDeclarations int64 `json:"max_declarations,omitempty"`
 
 	Endpoint
 
@@ -217,10 +238,13 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 		n    int64
 	}{{"max_tool_calls", int64(cm.MaxToolCalls)}, {"max_output", cm.MaxOutput}, {"max_code_size", cm.MaxCodeSize},
 		{"max_concurrent", int64(cm.MaxConcurrent)}, {"max_memory", cm.MaxMemory}, {"timeout", int64(cm.Timeout)},
-		{"workers", int64(cm.Workers)}} {
+		{"workers", int64(cm.Workers)}, {"max_declarations", cm.MaxDeclarations}} {
 		if v.n < 0 {
 			return fmt.Errorf("%s must not be negative", v.name)
 		}
+	}
+	if err := cm.provisionDiscovery(); err != nil {
+		return err
 	}
 	if err := cm.provisionRunner(); err != nil {
 		return err
@@ -291,6 +315,9 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 		server.WithToolFilter(cm.describe.filter),
 	)
 	srv.AddTool(tool, cm.execute)
+	if cm.Discovery != codemode.DiscoveryAll {
+		srv.AddTool(searchTool(cm.ToolName), cm.search)
+	}
 	return cm.provisionEndpoint(ctx, srv, "codemode", cm.logger, cm.metrics)
 }
 
@@ -368,7 +395,7 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		}
 	}
 	bindings := cm.bindings(ctx)
-	res := cm.runner.Run(ctx, code, bindings)
+	res := cm.runner.RunWithSearch(ctx, code, bindings, cm.searchFor(ctx))
 	cm.observe(res, errors.Is(ctx.Err(), context.Canceled), time.Since(start))
 
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}

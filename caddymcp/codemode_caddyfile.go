@@ -7,6 +7,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-mcp/caddy-mcp/codemode"
 )
 
 func init() {
@@ -46,6 +48,8 @@ func parseCodeMode(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		isolation       process|in_process
 //		max_memory      <size>
 //		workers         <n>
+//		discovery       all|search|auto
+//		max_declarations <size>
 //		max_request_size <size>
 //		allow_origins   <origin...>
 //		allow_hosts     <host...>
@@ -97,6 +101,15 @@ func (cm *CodeMode) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "workers":
 			err = countArg(d, &cm.Workers)
+		case "discovery":
+			err = oneArg(d, &cm.Discovery)
+			switch {
+			case err != nil:
+			case cm.Discovery != codemode.DiscoveryAll && cm.Discovery != codemode.DiscoverySearch && cm.Discovery != codemode.DiscoveryAuto:
+				err = d.Errf("discovery %q: want all, search or auto", cm.Discovery)
+			}
+		case "max_declarations":
+			err = sizeArg(d, &cm.MaxDeclarations)
 		default:
 			var handled bool
 			handled, err = cm.Endpoint.unmarshalSubdirective(d)
@@ -107,6 +120,9 @@ func (cm *CodeMode) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		if err != nil {
 			return err
 		}
+	}
+	if cm.ToolName == searchToolName && cm.Discovery != codemode.DiscoveryAll {
+		return d.Errf("tool_name %q is the name of the search tool: choose another, or discovery all", cm.ToolName)
 	}
 	for _, b := range cm.Backends {
 		if cm.Authorization == nil && (len(b.Scopes) > 0 || len(b.ToolScopes) > 0) {

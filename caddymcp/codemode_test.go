@@ -725,7 +725,7 @@ func TestCodeModeProvisionDoesNotBlockOnUnreachableBackend(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	text := cm.describe.current(ctx)
+	text := cm.describe.current(ctx).text
 	if !strings.Contains(text, "declare const down") || !strings.Contains(text, "unavailable right now") {
 		t.Errorf("the tool description should declare the backend and call it unavailable:\n%s", text)
 	}

@@ -37,6 +37,7 @@ type BackendAPI struct {
 	name        string
 	unavailable string
 	tools       map[string]string // identifier in the sandbox -> backend tool name
+	byTool      map[string]int    // backend tool name -> its index in decl.Tools
 	collisions  []Collision
 	decl        BackendDecl
 }
@@ -55,11 +56,15 @@ func NewBackendAPI(b APIBackend) *BackendAPI {
 	a := &BackendAPI{
 		name:       b.Name,
 		tools:      make(map[string]string, len(b.Tools)),
+		byTool:     make(map[string]int, len(b.Tools)),
 		collisions: collisions,
 		decl:       BackendDecl{Name: b.Name, Instructions: b.Instructions, Tools: make([]ToolDecl, len(b.Tools))},
 	}
 	for i, t := range b.Tools {
 		a.tools[idents[i]] = t.Name
+		if _, dup := a.byTool[t.Name]; !dup {
+			a.byTool[t.Name] = i
+		}
 		a.decl.Tools[i] = ToolDecl{
 			Name: t.Name, Ident: idents[i], Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
@@ -105,20 +110,17 @@ func (a *API) Declarations() string {
 // Description is the text a model reads before it writes code: the rules
 // of the sandbox under limits l, and the declarations in a TypeScript block.
 func (a *API) Description(l Limits) string {
-	return a.Rules(l) + "\n\n```ts\n" + a.Declarations() + "```"
+	return a.description(l, a.Declarations())
+}
+
+func (a *API) description(l Limits, decls string) string {
+	return a.Rules(l) + "\n\n```ts\n" + decls + "```"
 }
 
 // Rules explains the sandbox under limits l: how to call the backends,
 // what a call gives back, and what the code cannot do.
 func (a *API) Rules(l Limits) string {
-	names := make([]string, len(a.backends))
-	for i, b := range a.backends {
-		names[i] = b.name
-	}
-	example := "api"
-	if len(names) > 0 {
-		example = names[0]
-	}
+	names, example := a.globals()
 	return fmt.Sprintf(`Run JavaScript or TypeScript in a sandbox that can call the tools declared below. Write the body of an async function: use await, and return the result (it comes back as JSON).
 
 - Each backend is a global object (%s); each of its tools is an async function taking one object: const r = await %s.<tool>({...}).
@@ -127,4 +129,17 @@ func (a *API) Rules(l Limits) string {
 - console.log output is returned too. The result and output together are cut at %d bytes.
 - Limits: %s per run, %d tool calls per run. There is no network, no fetch, no modules (import, require), no file system; setTimeout works within the run.`,
 		strings.Join(names, ", "), example, l.MaxOutput, l.Timeout, l.MaxToolCalls)
+}
+
+// globals are the backends' globals, and the one an example calls.
+func (a *API) globals() (names []string, example string) {
+	names = make([]string, len(a.backends))
+	for i, b := range a.backends {
+		names[i] = b.name
+	}
+	example = "api"
+	if len(names) > 0 {
+		example = names[0]
+	}
+	return names, example
 }

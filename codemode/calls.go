@@ -17,10 +17,7 @@ const maxArgsSize = 4 << 20
 func (ex *execution) bindingCall(b Binding, ident, tool string) func(goja.FunctionCall) goja.Value {
 	label := b.Name + "." + ident
 	return func(call goja.FunctionCall) goja.Value {
-		if int(ex.calls.Load()) >= ex.limits.MaxToolCalls {
-			ex.limit(fmt.Sprintf("more than %d tool calls (max_tool_calls)", ex.limits.MaxToolCalls))
-		}
-		ex.calls.Add(1)
+		ex.countCall()
 		args := []byte("{}")
 		if a := call.Argument(0); !goja.IsUndefined(a) && !goja.IsNull(a) {
 			text, ok := ex.stringify(a, nil, nil)
@@ -32,11 +29,25 @@ func (ex *execution) bindingCall(b Binding, ident, tool string) func(goja.Functi
 			}
 			args = []byte(text)
 		}
-		promise, resolve, reject := ex.vm.NewPromise()
-		ex.pending++
-		ex.queued = append(ex.queued, &queuedCall{b: b, ident: ident, tool: tool, args: args, resolve: resolve, reject: reject})
-		return ex.vm.ToValue(promise)
+		return ex.queueCall(b, ident, tool, args)
 	}
+}
+
+// countCall counts one call against max_tool_calls, and ends the
+// execution past it.
+func (ex *execution) countCall() {
+	if int(ex.calls.Load()) >= ex.limits.MaxToolCalls {
+		ex.limit(fmt.Sprintf("more than %d tool calls (max_tool_calls)", ex.limits.MaxToolCalls))
+	}
+	ex.calls.Add(1)
+}
+
+// queueCall queues a call of b, counted already, and returns its promise.
+func (ex *execution) queueCall(b Binding, ident, tool string, args []byte) goja.Value {
+	promise, resolve, reject := ex.vm.NewPromise()
+	ex.pending++
+	ex.queued = append(ex.queued, &queuedCall{b: b, ident: ident, tool: tool, args: args, resolve: resolve, reject: reject})
+	return ex.vm.ToValue(promise)
 }
 
 // aloneKey marks the context of a call the execution waits on with

@@ -23,6 +23,7 @@ type execution struct {
 	limits   Limits
 	script   *script
 	bindings []Binding
+	search   searchCall // behind tools.search; nil leaves tools undefined
 	vm       *goja.Runtime
 
 	// jobs carries work for the execution's goroutine: settling a binding

@@ -80,6 +80,8 @@ func serveBrokenly(how string) {
 		_ = w.write(&message{Type: msgLog, Exec: run.Exec + 1, Line: "x"})
 	case "forbidden-tool":
 		_ = w.write(&message{Type: msgCall, Exec: run.Exec, Call: 1, Backend: 0, Tool: "not-given"})
+	case "unasked-search": // a search the execution was not given
+		_ = w.write(&message{Type: msgSearch, Exec: run.Exec, Call: 1, Payload: []byte(`{"query":"x","limit":1}`)})
 	case "exit":
 		os.Exit(3)
 	case "hog": // grows without end, as a worker whose own limits failed

@@ -46,8 +46,8 @@ var sandboxGlobals = nameSet(
 	"parseInt", "parseFloat", "isNaN", "isFinite",
 	"encodeURI", "encodeURIComponent", "decodeURI", "decodeURIComponent",
 	"escape", "unescape", "eval", "undefined", "NaN", "Infinity",
-	// The sandbox's own.
-	"console", "setTimeout", "clearTimeout",
+	// The sandbox's own (tools holds tools.search).
+	"console", "setTimeout", "clearTimeout", "tools",
 	// Absent on purpose.
 	"fetch", "require", "process", "module", "exports", "import", "window",
 	"self", "global", "Deno", "Bun",
@@ -74,7 +74,7 @@ func ReservedWord(name string) bool {
 
 // SandboxGlobal reports whether name is a global of the sandbox that a
 // backend name must not shadow: an ECMAScript global, one the sandbox adds
-// (console, setTimeout, clearTimeout), or one that models expect from other
+// (console, setTimeout, clearTimeout, tools), or one that models expect from other
 // runtimes but which is absent on purpose (fetch, require, process, ...).
 func SandboxGlobal(name string) bool {
 	_, ok := sandboxGlobals[name]

@@ -170,13 +170,19 @@ func (w *worker) read(pipe *os.File) {
 			// A call or a line of an execution that ended (a call the
 			// code did not await) is dropped; anything else is a worker
 			// that speaks out of turn.
-			if m.Exec < w.lastExec.Load() && (m.Type == msgCall || m.Type == msgLog) {
+			if m.Exec < w.lastExec.Load() && (m.Type == msgCall || m.Type == msgSearch || m.Type == msgLog) {
 				continue
 			}
 			w.kill(&Error{Kind: KindWorker, Message: fmt.Sprintf("the sandbox's worker process sent a %q message out of turn; it was stopped", m.Type)})
 			return
-		case m.Type == msgCall:
-			if why := x.startCall(m); why != "" {
+		case m.Type == msgCall || m.Type == msgSearch:
+			why := ""
+			if m.Type == msgCall {
+				why = x.startCall(m)
+			} else {
+				why = x.startSearch(m)
+			}
+			if why != "" {
 				w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process " + why + "; it was stopped"})
 			}
 			continue

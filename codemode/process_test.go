@@ -113,6 +113,7 @@ func TestProcessBrokenWorkers(t *testing.T) {
 		{[]string{self, brokenWorker, "huge-frame"}, 5 * time.Second, KindWorker, "past the bound"},
 		{[]string{self, brokenWorker, "other-execution"}, 5 * time.Second, KindWorker, `sent a "log" message out of turn`},
 		{[]string{self, brokenWorker, "forbidden-tool"}, 5 * time.Second, KindWorker, `called a tool it was not given ("not-given")`},
+		{[]string{self, brokenWorker, "unasked-search"}, 5 * time.Second, KindWorker, "searched without tools.search"},
 		{[]string{self, brokenWorker, "exit"}, 5 * time.Second, KindWorker, "exit status 3"},
 		{[]string{self, brokenWorker, "never-ready"}, 5 * time.Second, KindWorker, "not ready within"},
 		{[]string{filepath.Join(t.TempDir(), "no-such-caddy")}, 5 * time.Second, KindWorker, "no such file or directory"},

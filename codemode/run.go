@@ -168,6 +168,11 @@ const graceAfterTimeout = time.Second
 // settles, fails, or runs out of time. The execution's concurrency slot is
 // held until its goroutine has exited, even if Run returned before.
 func (r *Runner) Run(ctx context.Context, code string, bindings []Binding) *Result {
+	return r.run(ctx, code, bindings, nil)
+}
+
+// run is Run with search, when not nil, behind tools.search.
+func (r *Runner) run(ctx context.Context, code string, bindings []Binding, search searchCall) *Result {
 	start := time.Now()
 	if len(code) > r.limits.MaxCodeSize {
 		return r.finish(&Result{Err: &Error{Kind: KindLimit, Message: fmt.Sprintf(
@@ -180,7 +185,7 @@ func (r *Runner) Run(ctx context.Context, code string, bindings []Binding) *Resu
 			"%d executions are already running (max_concurrent); try again in a moment", r.limits.MaxConcurrent)}}, start)
 	}
 	if r.pool != nil {
-		return r.finish(r.runInWorker(ctx, code, bindings), start)
+		return r.finish(r.runInWorker(ctx, code, bindings, search), start)
 	}
 	s, err := prepare(code)
 	if err != nil {
@@ -194,6 +199,7 @@ func (r *Runner) Run(ctx context.Context, code string, bindings []Binding) *Resu
 
 	ctx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
 	ex := newExecution(ctx, r.limits, s, bindings)
+	ex.search = search
 	ex.logs.onKeep = r.onLog
 	done := make(chan *Result, 1)
 	go func() {

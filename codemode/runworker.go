@@ -23,7 +23,7 @@ const memoryCheckInterval = 10 * time.Millisecond
 // runInWorker runs one execution in a worker of the pool. The caller holds
 // a concurrency slot; runInWorker frees it once the worker is back in the
 // pool or gone.
-func (r *Runner) runInWorker(ctx context.Context, code string, bindings []Binding) *Result {
+func (r *Runner) runInWorker(ctx context.Context, code string, bindings []Binding, search searchCall) *Result {
 	defer func() { <-r.slots }()
 	w, err := r.pool.get(ctx)
 	if err != nil {
@@ -31,7 +31,7 @@ func (r *Runner) runInWorker(ctx context.Context, code string, bindings []Bindin
 	}
 	w.execs++
 	w.lastExec.Store(w.execs)
-	x := &workerRun{r: r, w: w, exec: w.execs, bindings: bindings}
+	x := &workerRun{r: r, w: w, exec: w.execs, bindings: bindings, search: search}
 	res, healthy := x.run(ctx, code)
 	if healthy {
 		r.pool.put(w)
@@ -48,6 +48,7 @@ type workerRun struct {
 	w        *worker
 	exec     uint64
 	bindings []Binding
+	search   searchCall // answers the worker's searches; nil: it may make none
 	lines    []string
 	size     int
 	calls    atomic.Int32
@@ -86,7 +87,8 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 		x.w.kill(&Error{Kind: KindTimeout, Message: timeoutMessage(l.Timeout) + " (it could not be interrupted; its worker process was stopped)"})
 	})
 	defer timeout.Stop()
-	if err := x.w.w.write(&message{Type: msgRun, Exec: x.exec, Payload: []byte(code), Limits: &wl, Bindings: x.w.bindings(x.bindings)}); err != nil {
+	if err := x.w.w.write(&message{Type: msgRun, Exec: x.exec, Payload: []byte(code), Limits: &wl, Bindings: x.w.bindings(x.bindings),
+		Search: x.search != nil}); err != nil {
 		x.w.kill(&Error{Kind: KindWorker, Message: "the sandbox's worker process could not be sent the code: " + err.Error()})
 		return x.died(), false
 	}
@@ -169,14 +171,35 @@ func (x *workerRun) startCall(m *message) (broken string) {
 	if !json.Valid(m.Payload) {
 		return "called a tool with arguments that are not JSON"
 	}
+	x.start(x.bindings[m.Backend], m)
+	return ""
+}
+
+// startSearch checks a search the worker asks for (tools.search) and
+// starts it; it counts as a tool call.
+func (x *workerRun) startSearch(m *message) (broken string) {
+	if int(x.calls.Add(1)) > x.r.limits.MaxToolCalls {
+		return "made more tool calls than max_tool_calls"
+	}
+	if x.search == nil {
+		return "searched without tools.search"
+	}
+	if !json.Valid(m.Payload) {
+		return "searched with arguments that are not JSON"
+	}
+	x.start(searchBinding(x.search), m)
+	return ""
+}
+
+// start makes the call m asks for of b.
+func (x *workerRun) start(b Binding, m *message) {
 	if m.Alone {
 		// Nothing else can come from the worker until it answers (or a
 		// worker that lied waits for it): no goroutine to hand it to.
-		x.call(x.ctx, x.bindings[m.Backend], m)
+		x.call(x.ctx, b, m)
 	} else {
-		go x.call(x.ctx, x.bindings[m.Backend], m)
+		go x.call(x.ctx, b, m)
 	}
-	return ""
 }
 
 // knownKind is a worker's error with a kind Caddy knows; another is an

@@ -15,7 +15,7 @@ const maxTimers = 10000
 
 // setup prepares the fresh runtime: keeps the originals the sandbox relies
 // on, bounds the built-ins that allocate what they are asked for, and adds
-// console, setTimeout, clearTimeout and the backend globals. Nothing else
+// console, setTimeout, clearTimeout, the backend globals and tools. Nothing else
 // is reachable: goja offers only ECMAScript built-ins, and every object
 // added here is built from script values, never from Go values.
 func (ex *execution) setup() error {
@@ -50,6 +50,9 @@ func (ex *execution) setup() error {
 		if err := ex.setupBinding(b); err != nil {
 			return err
 		}
+	}
+	if ex.search != nil {
+		return ex.setupSearch()
 	}
 	return nil
 }

@@ -172,9 +172,14 @@ func (c *workerConn) run(m *message) {
 			b.Tools = c.tools[b.Name]
 		}
 		c.tools[b.Name] = b.Tools
-		bindings[i] = Binding{Name: b.Name, Tools: b.Tools, Unavailable: b.Unavailable, Call: c.caller(m.Exec, i)}
+		bindings[i] = Binding{Name: b.Name, Tools: b.Tools, Unavailable: b.Unavailable, Call: c.caller(m.Exec, msgCall, i)}
 	}
-	res := r.Run(ctx, string(m.Payload), bindings)
+	var search searchCall
+	if m.Search {
+		ask := c.caller(m.Exec, msgSearch, 0)
+		search = func(ctx context.Context, args []byte) ([]byte, error) { return ask(ctx, "search", args) }
+	}
+	res := r.run(ctx, string(m.Payload), bindings, search)
 	// A slot still held is an execution's goroutine still running: stuck
 	// in a built-in past its timeout. Caddy then stops this worker.
 	stuck := len(r.slots) > 0
@@ -195,8 +200,8 @@ func (c *workerConn) run(m *message) {
 const workerStuckGrace = 200 * time.Millisecond
 
 // caller is a binding's Call in a worker: a request to Caddy, which calls
-// the backend.
-func (c *workerConn) caller(exec uint64, backend int) func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+// the backend (a message of type msgCall) or searches (msgSearch).
+func (c *workerConn) caller(exec uint64, typ string, backend int) func(ctx context.Context, tool string, args []byte) ([]byte, error) {
 	return func(ctx context.Context, tool string, args []byte) ([]byte, error) {
 		id := c.nextCall.Add(1)
 		ch := make(chan *message, 1)
@@ -215,7 +220,7 @@ func (c *workerConn) caller(exec uint64, backend int) func(ctx context.Context, 
 		if alone {
 			c.pipe.expect() // Caddy answers it at once, if the backend does
 		}
-		if err := c.w.write(&message{Type: msgCall, Exec: exec, Call: id, Backend: backend, Tool: tool, Payload: args,
+		if err := c.w.write(&message{Type: typ, Exec: exec, Call: id, Backend: backend, Tool: tool, Payload: args,
 			Alone: alone}); err != nil {
 			return nil, err
 		}

@@ -26,6 +26,7 @@ const (
 	msgRun    = "run"    // Caddy -> worker: run code
 	msgCancel = "cancel" // Caddy -> worker: stop the execution (its caller left)
 	msgCall   = "call"   // worker -> Caddy: call a backend tool
+	msgSearch = "search" // worker -> Caddy: tools.search; answered by a return
 	msgReturn = "return" // Caddy -> worker: a call's answer
 	msgLog    = "log"    // worker -> Caddy: a console line kept
 	msgDone   = "done"   // worker -> Caddy: the execution's result
@@ -50,8 +51,11 @@ type message struct {
 	// run
 	Limits   *Limits         `json:"limits,omitempty"`
 	Bindings []workerBinding `json:"bindings,omitempty"`
+	// Search says the code has tools.search: its searches come back as
+	// search messages, with {query, limit} as the payload.
+	Search bool `json:"search,omitempty"`
 
-	// call and return
+	// call, search and return
 	Call    uint64 `json:"call,omitempty"`
 	Backend int    `json:"backend,omitempty"` // index in Bindings
 	Tool    string `json:"tool,omitempty"`

@@ -231,6 +231,9 @@ func TestHostileMemory(t *testing.T) {
 	}
 	codemode /code {
 		timeout 10s
+		# The 20,000 tools are declared, not searched: their declarations
+		# are what this measures.
+		discovery all
 		backend flood %s {
 			transport sse
 			timeout 5s

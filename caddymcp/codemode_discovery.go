@@ -1,0 +1,129 @@
+package caddymcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/caddy-mcp/caddy-mcp/codemode"
+)
+
+// searchToolName is the name of the search tool of a codemode handler
+// whose discovery is search or auto.
+const searchToolName = "search"
+
+// provisionDiscovery checks discovery and max_declarations and fills in
+// their defaults.
+func (cm *CodeMode) provisionDiscovery() error {
+	switch cm.Discovery {
+	case "":
+		cm.Discovery = codemode.DiscoveryAuto
+	case codemode.DiscoveryAll, codemode.DiscoverySearch, codemode.DiscoveryAuto:
+	default:
+		return fmt.Errorf("discovery %q: want all, search or auto", cm.Discovery)
+	}
+	if cm.MaxDeclarations == 0 {
+		cm.MaxDeclarations = codemode.DefaultMaxDeclarations
+	}
+	if cm.ToolName == searchToolName && cm.Discovery != codemode.DiscoveryAll {
+		return fmt.Errorf("tool_name %q is the name of the search tool of discovery %s: choose another, or discovery all", cm.ToolName, cm.Discovery)
+	}
+	return nil
+}
+
+// searchTool is the search tool, whose answers are for the code given to
+// the tool named execute.
+func searchTool(execute string) mcp.Tool {
+	tool := mcp.NewToolWithRawSchema(searchToolName, codemode.SearchToolDescription(execute), codemode.SearchInputSchema)
+	tool.Annotations.Title = "Find backend tools to call from code"
+	readOnly := true
+	tool.Annotations.ReadOnlyHint = &readOnly
+	return tool
+}
+
+// search is the search tool: the declarations of the backend tools that
+// best match the query, among those the caller may call. The tool filter
+// (description.filter) refuses a call of it by a caller whose description
+// declares every tool, as mcp-go applies it to calls too.
+func (cm *CodeMode) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	query, limit, err := searchArguments(req.Params.Arguments)
+	if err == nil {
+		err = codemode.CheckSearch(query, limit)
+	}
+	if err != nil {
+		cm.countSearch(outcomeInvalidArgs, time.Since(start))
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(err.Error())}}, nil
+	}
+	catalog, mine := cm.describe.catalog(ctx)
+	found, err := catalog.Search(query, limit, mine)
+	if err != nil {
+		cm.countSearch(outcomeInvalidArgs, time.Since(start))
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(err.Error())}}, nil
+	}
+	text := codemode.SearchAnswer(query, found, int(min(cm.MaxDeclarations, math.MaxInt32)))
+	cm.countSearch("ok", time.Since(start))
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}, nil
+}
+
+// searchArguments reads {query, limit?} as the input schema says: a
+// misspelt or invented argument is refused, not dropped.
+func searchArguments(arguments any) (query string, limit int, err error) {
+	args, ok := arguments.(map[string]any)
+	if !ok {
+		return "", 0, fmt.Errorf(`the arguments must be an object: {"query": "what the tool should do", "limit"?: n}`)
+	}
+	for k := range args {
+		if k != "query" && k != "limit" {
+			return "", 0, fmt.Errorf(`unknown argument %q: search takes "query" and "limit"`, k)
+		}
+	}
+	query, ok = args["query"].(string)
+	if !ok {
+		return "", 0, fmt.Errorf(`the "query" argument is required: a string saying in a few words what the tool should do`)
+	}
+	limit = codemode.DefaultSearchLimit
+	if v, given := args["limit"]; given && v != nil {
+		var f float64
+		switch n := v.(type) {
+		case float64:
+			f = n
+		case json.Number:
+			f, err = n.Float64()
+		default:
+			err = fmt.Errorf("not a number")
+		}
+		if err != nil || f != math.Trunc(f) {
+			return "", 0, fmt.Errorf(`the "limit" argument must be an integer from 1 to %d`, codemode.MaxSearchLimit)
+		}
+		if f < 1 || f > codemode.MaxSearchLimit {
+			return "", 0, fmt.Errorf("limit %v is out of range: use 1 to %d (default %d)", f, codemode.MaxSearchLimit, codemode.DefaultSearchLimit)
+		}
+		limit = int(f)
+	}
+	return query, limit, nil
+}
+
+// searchFor is tools.search for an execution of the caller of ctx: the
+// same search as the tool's, as data.
+func (cm *CodeMode) searchFor(ctx context.Context) codemode.SearchFunc {
+	return func(sctx context.Context, query string, limit int) ([]codemode.Found, error) {
+		// The caller is the execution's, whatever context the call has.
+		catalog, mine := cm.describe.catalog(ctx)
+		found, err := catalog.Search(query, limit, mine)
+		if err != nil {
+			return nil, &codemode.ToolError{Message: err.Error()}
+		}
+		return found, sctx.Err()
+	}
+}
+
+// countSearch counts one use of the search tool in the metrics.
+func (cm *CodeMode) countSearch(outcome string, d time.Duration) {
+	cm.metrics.toolCalls.WithLabelValues("codemode", cm.Name, searchToolName, outcome).Inc()
+	cm.metrics.toolDuration.WithLabelValues("codemode", cm.Name, searchToolName).Observe(d.Seconds())
+}

@@ -1,0 +1,215 @@
+package codemode
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/caddy-mcp/caddy-mcp/search"
+)
+
+// Bounds of one search, the same for the search tool and tools.search.
+const (
+	// DefaultSearchLimit is how many matches a search without a limit
+	// returns.
+	DefaultSearchLimit = 5
+	// MaxSearchLimit is the largest limit a search takes: each match
+	// brings its declarations, output type included.
+	MaxSearchLimit = 20
+	// MaxSearchQuery bounds a query, in bytes: a few words do; a pasted
+	// document is a mistake.
+	MaxSearchQuery = 1 << 10
+)
+
+// Found is one backend tool a search found, as the code and the model get
+// it: where it lives, what to call it by, and its declaration.
+type Found struct {
+	Backend     string `json:"backend"`
+	Tool        string `json:"tool"`       // the backend's own tool name
+	Identifier  string `json:"identifier"` // the method: await <backend>.<identifier>({...})
+	Description string `json:"description,omitempty"`
+	// Declaration is the TypeScript of the tool alone: its backend's
+	// global with this one method, and its output type.
+	Declaration string `json:"declaration"`
+
+	decl ToolDecl
+}
+
+// CheckSearch returns an error, worded for the model, when query or limit
+// are out of bounds.
+func CheckSearch(query string, limit int) error {
+	switch {
+	case strings.TrimSpace(query) == "":
+		return fmt.Errorf("the query is empty: say in a few words what the tool should do")
+	case len(query) > MaxSearchQuery:
+		return fmt.Errorf("the query is %d bytes; the limit is %d: use a few words", len(query), MaxSearchQuery)
+	case limit < 1 || limit > MaxSearchLimit:
+		return fmt.Errorf("limit %d is out of range: use 1 to %d (default %d)", limit, MaxSearchLimit, DefaultSearchLimit)
+	}
+	return nil
+}
+
+// Catalog is a search index over the tools of backends. A host builds it
+// once per set of tool lists, from the backends' full APIs, and shares it,
+// read-only, with every search; each search then keeps to the view of its
+// caller.
+type Catalog struct {
+	backends []*BackendAPI
+	refs     []toolRef // index in the search index -> the tool
+	index    *search.Index
+}
+
+type toolRef struct{ backend, tool int }
+
+// NewCatalog indexes the tools of backends by their names, descriptions
+// and argument names and descriptions. Backends that are unavailable
+// bring no tools.
+func NewCatalog(backends []*BackendAPI) *Catalog {
+	c := &Catalog{backends: backends}
+	var tools []search.Tool
+	for i, b := range backends {
+		for j, t := range b.decl.Tools {
+			c.refs = append(c.refs, toolRef{i, j})
+			tools = append(tools, search.Tool{Name: t.Name, Description: t.Description, Args: schemaArgs(t.InputSchema)})
+		}
+	}
+	c.index = search.New(tools)
+	return c
+}
+
+// Len is the number of tools indexed.
+func (c *Catalog) Len() int { return len(c.refs) }
+
+// Search returns the best matches for query, at most limit, after
+// CheckSearch. view, when not nil, is the caller's API of each backend, in
+// the catalog's order: only the tools it holds are found, under the
+// identifiers it gives them (a view that leaves tools out may name the
+// others differently).
+func (c *Catalog) Search(query string, limit int, view []*BackendAPI) ([]Found, error) {
+	if err := CheckSearch(query, limit); err != nil {
+		return nil, err
+	}
+	if view != nil && len(view) != len(c.backends) {
+		return nil, fmt.Errorf("a view of %d backends for a catalog of %d", len(view), len(c.backends))
+	}
+	// Where the tool is in the caller's view; -1 when it is not there.
+	in := func(r toolRef) (*BackendAPI, int) {
+		full := c.backends[r.backend]
+		if view == nil || view[r.backend] == full {
+			return full, r.tool
+		}
+		// Tools of one name are one tool to a view (the first of them).
+		name := full.decl.Tools[r.tool].Name
+		if full.byTool[name] != r.tool {
+			return nil, -1
+		}
+		if j, ok := view[r.backend].byTool[name]; ok {
+			return view[r.backend], j
+		}
+		return nil, -1
+	}
+	matches := c.index.Search(query, limit, func(i int) bool {
+		_, j := in(c.refs[i])
+		return j >= 0
+	})
+	found := make([]Found, len(matches))
+	for k, m := range matches {
+		api, j := in(c.refs[m.Index])
+		t := api.decl.Tools[j]
+		found[k] = Found{
+			Backend: api.name, Tool: t.Name, Identifier: t.Ident,
+			Description: truncateDoc(cleanDocText(t.Description), declMaxDocRunes),
+			Declaration: Declarations([]BackendDecl{{Name: api.name, Tools: []ToolDecl{t}}}),
+			decl:        t,
+		}
+	}
+	return found, nil
+}
+
+// schemaArgs reads the top-level properties of an input schema for the
+// index: their names and descriptions. A schema that is not an object
+// of properties gives none.
+func schemaArgs(raw json.RawMessage) []search.Arg {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	args := make([]search.Arg, 0, len(s.Properties))
+	for name, p := range s.Properties {
+		var prop struct {
+			Description string `json:"description"`
+		}
+		_ = json.Unmarshal(p, &prop)
+		args = append(args, search.Arg{Name: name, Description: prop.Description})
+	}
+	return args
+}
+
+// SearchAnswer is what the model reads of a search: the matches in rank
+// order with what to call them by, then their TypeScript declarations,
+// grouped by backend. Past budget bytes of declarations, the remaining
+// matches are named but not declared; the first is always declared.
+func SearchAnswer(query string, found []Found, budget int) string {
+	var b strings.Builder
+	if len(found) == 0 {
+		fmt.Fprintf(&b, "No tool matches %q. Try other words: what the tool does, or the kind of thing it reads or changes.", cutUTF8(query, 200))
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d tools match %q, best first:\n", len(found), cutUTF8(query, 200))
+	size := 0
+	declared := 0
+	for i, f := range found {
+		if i == 0 || size+len(f.Declaration) <= budget {
+			size += len(f.Declaration)
+			declared = i + 1
+		} else {
+			break
+		}
+	}
+	for i, f := range found {
+		line := fmt.Sprintf("- %s.%s", f.Backend, f.Identifier)
+		if f.Identifier != f.Tool {
+			line += fmt.Sprintf(" (the backend tool %q)", f.Tool)
+		}
+		if i >= declared {
+			line += " [not declared below, to keep this answer short: search for it alone]"
+		}
+		if summary := firstLine(f.Description); summary != "" {
+			line += ": " + summary
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\nCall them in the code you give the execute tool, as declared here:\n\n```ts\n")
+	b.WriteString(groupedDeclarations(found[:declared]))
+	b.WriteString("```")
+	return b.String()
+}
+
+// groupedDeclarations declares the tools found, one global per backend in
+// the order the backends first appear, each with its tools in rank order.
+func groupedDeclarations(found []Found) string {
+	var decls []BackendDecl
+	at := make(map[string]int)
+	for _, f := range found {
+		i, ok := at[f.Backend]
+		if !ok {
+			i = len(decls)
+			at[f.Backend] = i
+			decls = append(decls, BackendDecl{Name: f.Backend})
+		}
+		decls[i].Tools = append(decls[i].Tools, f.decl)
+	}
+	return Declarations(decls)
+}
+
+// firstLine is the first line of text, cut at 200 bytes.
+func firstLine(text string) string {
+	text, _, _ = strings.Cut(strings.TrimSpace(text), "\n")
+	text = strings.TrimSpace(text)
+	if len(text) > 200 {
+		text = cutUTF8(text, 200) + "..."
+	}
+	return text
+}

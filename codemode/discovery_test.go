@@ -1,0 +1,356 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// weatherBackends are two backends whose tools a search tells apart:
+// the weather tool has an output schema and a name that is not an
+// identifier.
+func weatherBackends() []*BackendAPI {
+	return []*BackendAPI{
+		NewBackendAPI(APIBackend{Name: "weather", Instructions: "Cities are English names.", Tools: []APITool{
+			{Name: "get-forecast", Description: "Get the weather forecast for a city.\nDays ahead, up to 10.",
+				InputSchema:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"The city name"},"days":{"type":"integer"}},"required":["city"]}`),
+				OutputSchema: json.RawMessage(`{"type":"object","properties":{"temperature":{"type":"number"},"sky":{"type":"string"}}}`)},
+			{Name: "list_stations", Description: "List the measuring stations of a country.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"country":{"type":"string"}}}`)},
+		}}),
+		NewBackendAPI(APIBackend{Name: "shop", Tools: []APITool{
+			{Name: "create_order", Description: "Create an order for a product.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"product":{"type":"string","description":"The product id"}}}`)},
+			{Name: "refund_order", Description: "Refund an order."},
+		}}),
+		NewBackendAPI(APIBackend{Name: "down", Unavailable: "connection refused"}),
+	}
+}
+
+func TestCatalogSearch(t *testing.T) {
+	backends := weatherBackends()
+	c := NewCatalog(backends)
+	if c.Len() != 4 {
+		t.Fatalf("indexed %d tools, want 4", c.Len())
+	}
+	found, err := c.Search("weather forecast for a city", 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) == 0 || found[0].Backend != "weather" || found[0].Tool != "get-forecast" || found[0].Identifier != "get_forecast" {
+		t.Fatalf("best match: %+v", found)
+	}
+	decl := found[0].Declaration
+	for _, want := range []string{"declare const weather: {", "get_forecast(input: ", "city: string", "Promise<WeatherGetForecastOutput>",
+		"type WeatherGetForecastOutput = ", "temperature?: number", `Calls the backend tool "get-forecast".`} {
+		if !strings.Contains(decl, want) {
+			t.Errorf("declaration lacks %q:\n%s", want, decl)
+		}
+	}
+	if strings.Contains(decl, "list_stations") || strings.Contains(decl, "Cities are English") {
+		t.Errorf("declaration of one tool holds more:\n%s", decl)
+	}
+
+	// Argument names and descriptions count.
+	if found, _ := c.Search("product id", 1, nil); len(found) != 1 || found[0].Tool != "create_order" {
+		t.Errorf("search by argument: %+v", found)
+	}
+	if found, _ := c.Search("zebra", 5, nil); len(found) != 0 {
+		t.Errorf("search of an unknown word: %+v", found)
+	}
+
+	// A view leaves tools out, and names the others as it does.
+	view := []*BackendAPI{
+		NewBackendAPI(APIBackend{Name: "weather", Tools: []APITool{{Name: "list_stations"}}}),
+		NewBackendAPI(APIBackend{Name: "shop"}),
+		backends[2],
+	}
+	found, err = c.Search("weather forecast stations order", 5, view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Tool != "list_stations" {
+		t.Errorf("search in a view: %+v", found)
+	}
+	if _, err := c.Search("x", 1, view[:1]); err == nil {
+		t.Error("a view of the wrong length was taken")
+	}
+}
+
+// Tools of one name are one tool to a view: a search finds it once.
+func TestCatalogSearchSameNames(t *testing.T) {
+	tools := []APITool{{Name: "t", Description: "weather one"}, {Name: "t", Description: "weather two"}}
+	full := NewBackendAPI(APIBackend{Name: "b", Tools: tools})
+	scoped := NewBackendAPI(APIBackend{Name: "b", Tools: tools[:1]})
+	c := NewCatalog([]*BackendAPI{full})
+	if found, _ := c.Search("weather", 5, nil); len(found) != 2 || found[1].Identifier != "t_2" {
+		t.Errorf("full view: %+v", found)
+	}
+	if found, _ := c.Search("weather", 5, []*BackendAPI{scoped}); len(found) != 1 || found[0].Identifier != "t" {
+		t.Errorf("scoped view: %+v", found)
+	}
+}
+
+func TestCheckSearch(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		limit int
+		want  string
+	}{
+		{"", 5, "the query is empty"},
+		{" \t\n", 5, "the query is empty"},
+		{strings.Repeat("a", MaxSearchQuery+1), 5, fmt.Sprintf("the query is %d bytes; the limit is %d", MaxSearchQuery+1, MaxSearchQuery)},
+		{"x", 0, "limit 0 is out of range: use 1 to 20"},
+		{"x", MaxSearchLimit + 1, "limit 21 is out of range"},
+		{"x", -1, "limit -1 is out of range"},
+		{strings.Repeat("a", MaxSearchQuery), MaxSearchLimit, ""},
+		{"x", 1, ""},
+	} {
+		err := CheckSearch(tc.query, tc.limit)
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckSearch(%.20q, %d) = %v, want %q", tc.query, tc.limit, err, tc.want)
+		}
+	}
+	if _, err := NewCatalog(weatherBackends()).Search("", 5, nil); err == nil {
+		t.Error("Search took an empty query")
+	}
+}
+
+func TestSearchAnswer(t *testing.T) {
+	c := NewCatalog(weatherBackends())
+	found, _ := c.Search("order weather forecast", 3, nil)
+	if len(found) != 3 {
+		t.Fatalf("found %d", len(found))
+	}
+	text := SearchAnswer("order weather forecast", found, 1<<20)
+	for _, want := range []string{`3 tools match "order weather forecast"`, "- weather.get_forecast (the backend tool \"get-forecast\"): Get the weather forecast for a city.",
+		"- shop.create_order: Create an order", "```ts\n", "declare const weather: {", "declare const shop: {", "type WeatherGetForecastOutput"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("answer lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Count(text, "declare const shop") != 1 {
+		t.Errorf("a backend declared twice:\n%s", text)
+	}
+	// A budget too small for two: the first is declared, the rest named.
+	small := SearchAnswer("q", found, 1)
+	if strings.Count(small, "not declared below") != 2 || !strings.Contains(small, found[0].Identifier+"(") {
+		t.Errorf("answer within a budget of 1 byte:\n%s", small)
+	}
+	if none := SearchAnswer("zebra", nil, 100); !strings.Contains(none, `No tool matches "zebra"`) {
+		t.Errorf("answer without matches: %s", none)
+	}
+}
+
+func TestSearchDescription(t *testing.T) {
+	text := NewAPI(weatherBackends()).SearchDescription(Limits{}.withDefaults(), "search")
+	for _, want := range []string{"Call the search tool", "weather: 2 tools", "Cities are English names.", "get_forecast, list_stations",
+		"shop: 2 tools", "create_order, refund_order", "down: unavailable right now (connection refused)", "await tools.search(query, limit?)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("description lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "declare const") {
+		t.Errorf("description declares tools:\n%s", text)
+	}
+	// Thousands of tools: the names stop at the budget.
+	tools := make([]APITool, 3000)
+	for i := range tools {
+		tools[i] = APITool{Name: fmt.Sprintf("tool_number_%d", i)}
+	}
+	big := NewAPI([]*BackendAPI{NewBackendAPI(APIBackend{Name: "big", Tools: tools})}).SearchDescription(Limits{}.withDefaults(), "search")
+	if len(big) > searchNamesBudget+4<<10 || !strings.Contains(big, "more (search finds them)") {
+		t.Errorf("description of 3000 tools: %d bytes, ends %q", len(big), big[len(big)-100:])
+	}
+}
+
+// fakeSearch is a SearchFunc over a catalog, recording its calls.
+func fakeSearch(c *Catalog, calls *int) SearchFunc {
+	return func(_ context.Context, query string, limit int) ([]Found, error) {
+		*calls++
+		if query == "fail please" {
+			return nil, &ToolError{Message: "the index is gone"}
+		}
+		return c.Search(query, limit, nil)
+	}
+}
+
+// tools.search gives the code the matches as data, in both isolations,
+// and throws a clear error for bad arguments before anything crosses.
+func TestSandboxToolsSearch(t *testing.T) {
+	c := NewCatalog(weatherBackends())
+	var calls int
+	r := newRunner(Limits{MaxToolCalls: 5})
+	runs := func(code string) *Result {
+		return r.RunWithSearch(context.Background(), code, nil, fakeSearch(c, &calls))
+	}
+	res := runs(`const m = await tools.search("weather forecast", 1);
+		return m.map(x => [x.backend, x.tool, x.identifier, x.declaration.includes("get_forecast(input"), x.description.length > 0])`)
+	wantValue(t, res, `[["weather","get-forecast","get_forecast",true,true]]`)
+	wantValue(t, runs(`return (await tools.search("order")).length`), `2`)
+	wantValue(t, runs(`return (await tools.search("zebra")).length`), `0`)
+	wantValue(t, runs(`return [typeof tools, String(tools), Object.keys(tools).length]`), `["object","[tools]",0]`)
+	before := calls
+	for _, tc := range []struct{ code, kind, want string }{
+		{`await tools.search("")`, "RangeError", "tools.search: the query is empty"},
+		{`await tools.search("x".repeat(2000))`, "RangeError", "the query is 2000 bytes; the limit is 1024"},
+		{`await tools.search(42)`, "TypeError", "tools.search: the query must be a string"},
+		{`await tools.search()`, "TypeError", "the query must be a string"},
+		{`await tools.search({query: "x"})`, "TypeError", "the query must be a string"},
+		{`await tools.search("x", 0)`, "RangeError", "tools.search: limit 0 is out of range: use 1 to 20"},
+		{`await tools.search("x", 21)`, "RangeError", "limit 21 is out of range"},
+		{`await tools.search("x", 1.5)`, "TypeError", "the limit must be an integer"},
+		{`await tools.search("x", "3")`, "TypeError", "the limit must be an integer"},
+		{`await tools.search("x", NaN)`, "TypeError", "the limit must be an integer"},
+	} {
+		res := runs(`try { ` + tc.code + `; return "no error" } catch (e) { return e.name + ": " + e.message }`)
+		var got string
+		if res.Err != nil || json.Unmarshal(res.Value, &got) != nil || !strings.HasPrefix(got, tc.kind+": ") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %s %v, want a %s with %q", tc.code, res.Value, res.Err, tc.kind, tc.want)
+		}
+	}
+	if calls != before {
+		t.Errorf("bad arguments reached the search %d times", calls-before)
+	}
+	// The host's own error is thrown with its message.
+	wantValue(t, runs(`try { await tools.search("fail please") } catch (e) { return e.message }`), `"tools.search: the index is gone"`)
+	// Searches are tool calls: max_tool_calls bounds them.
+	wantError(t, runs(`for (let i = 0; i < 6; i++) await tools.search("order")`), KindLimit, "max_tool_calls")
+	// Together with other calls.
+	wantValue(t, runs(`const [a, b] = await Promise.all([tools.search("create order", 1), tools.search("stations", 1)]); return [a[0].tool, b[0].tool]`),
+		`["create_order","list_stations"]`)
+	// Not offered, it is not there.
+	wantValue(t, r.Run(context.Background(), `return typeof tools`, nil), `"undefined"`)
+}
+
+// The host checks a search's arguments again: a worker may send anything.
+func TestSearchFuncChecksArguments(t *testing.T) {
+	var calls int
+	s := fakeSearch(NewCatalog(weatherBackends()), &calls)
+	for args, want := range map[string]string{
+		`{"query":"","limit":5}`:             "the query is empty",
+		`{"query":"x","limit":99}`:           "limit 99 is out of range",
+		`{"query":"x"}`:                      "limit 0 is out of range",
+		`{"query":7,"limit":1}`:              "the arguments are not {query, limit}",
+		`{"query":"x","limit":1,"z":1}`:      "the arguments are not {query, limit}",
+		`[1]`:                                "the arguments are not {query, limit}",
+		`{"query":"create order","limit":1}`: "",
+		`{"query":"order","limit":1.25}`:     "the arguments are not {query, limit}",
+	} {
+		out, err := s.call(context.Background(), []byte(args))
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+		if err == nil && !strings.Contains(string(out), `"create_order"`) {
+			t.Errorf("%s: %s", args, out)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the search ran %d times, want 1", calls)
+	}
+}
+
+func TestBackendNamedTools(t *testing.T) {
+	if err := CheckBackendName(SearchGlobal); err == nil || !strings.Contains(err.Error(), "shadows the sandbox global tools") {
+		t.Errorf("CheckBackendName(%q) = %v", SearchGlobal, err)
+	}
+}
+
+// manyTools is a catalog of n tools alike GitHub's: a verb, a thing, a
+// description of a sentence or two and a few arguments.
+func manyTools(n int) []*BackendAPI {
+	verbs := []string{"get", "list", "create", "update", "delete", "search", "check", "add", "remove", "set"}
+	things := []string{"repository", "issue", "pull request", "comment", "label", "milestone", "release", "workflow",
+		"runner", "secret", "team", "member", "gist", "project", "deployment", "environment", "webhook", "package",
+		"branch", "tag", "commit", "status", "check run", "artifact", "cache", "codespace", "alert", "advisory"}
+	tools := make([]APITool, n)
+	for i := range tools {
+		verb, thing := verbs[i%len(verbs)], things[(i/len(verbs))%len(things)]
+		tools[i] = APITool{
+			Name:        fmt.Sprintf("%s/%s-%s-%d", strings.ReplaceAll(thing, " ", "-"), verb, strings.ReplaceAll(thing, " ", "-"), i),
+			Description: fmt.Sprintf("%s a %s of a repository or an organization. Variant %d, for the %s API.", verb, thing, i, thing),
+			InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"owner":{"type":"string","description":"The account owner"},`+
+				`"repo":{"type":"string","description":"The name of the repository"},"%s_id":{"type":"integer","description":"The id of the %s"}},"required":["owner"]}`,
+				strings.ReplaceAll(thing, " ", "_"), thing)),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"},"url":{"type":"string"}}}`),
+		}
+	}
+	return []*BackendAPI{NewBackendAPI(APIBackend{Name: "github", Tools: tools})}
+}
+
+// BenchmarkCatalog builds the index of ~1000 backend tools, ranks them
+// for a query (rank), and answers it with the declarations of the matches,
+// as the search tool does (search).
+func BenchmarkCatalog(b *testing.B) {
+	backends := manyTools(1000)
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			NewCatalog(backends)
+		}
+	})
+	c := NewCatalog(backends)
+	b.Run("rank", func(b *testing.B) {
+		for b.Loop() {
+			if len(c.index.Search("list the open issues of a repository", DefaultSearchLimit, nil)) == 0 {
+				b.Fatal("nothing found")
+			}
+		}
+	})
+	b.Run("search", func(b *testing.B) {
+		var size int
+		for b.Loop() {
+			found, err := c.Search("list the open issues of a repository", DefaultSearchLimit, nil)
+			if err != nil || len(found) == 0 {
+				b.Fatal(err, len(found))
+			}
+			size = len(SearchAnswer("list the open issues of a repository", found, 32<<10))
+		}
+		b.ReportMetric(float64(size), "answer_bytes")
+	})
+	b.Run("search-in-a-view", func(b *testing.B) {
+		view := []*BackendAPI{NewBackendAPI(APIBackend{Name: "github", Tools: toolsOf(backends[0])[:500]})}
+		for b.Loop() {
+			if found, err := c.Search("delete a webhook", DefaultSearchLimit, view); err != nil || len(found) == 0 {
+				b.Fatal(err, len(found))
+			}
+		}
+	})
+}
+
+// toolsOf is the tools a BackendAPI was made of.
+func toolsOf(a *BackendAPI) []APITool {
+	tools := make([]APITool, len(a.decl.Tools))
+	for i, t := range a.decl.Tools {
+		tools[i] = APITool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+	}
+	return tools
+}
+
+// Auto discovery switches to search once the declarations pass the
+// bound: at exactly their size it still declares them.
+func TestDescribeSwitchesAtTheThreshold(t *testing.T) {
+	api := NewAPI(weatherBackends())
+	l := Limits{}.withDefaults()
+	size := len(api.Declarations())
+	for _, tc := range []struct {
+		mode   string
+		max    int
+		search bool
+	}{
+		{DiscoveryAuto, size, false},
+		{DiscoveryAuto, size - 1, true},
+		{DiscoveryAuto, size + 1, false},
+		{DiscoveryAll, 0, false},
+		{DiscoverySearch, 1 << 30, true},
+	} {
+		text, search := api.Describe(l, tc.mode, tc.max, "search")
+		if search != tc.search {
+			t.Errorf("%s with max_declarations %d (declarations %d bytes): search %v", tc.mode, tc.max, size, search)
+		}
+		if want := api.Description(l); !search && text != want || search && text != api.SearchDescription(l, "search") {
+			t.Errorf("%s with max_declarations %d: the text is not the mode's", tc.mode, tc.max)
+		}
+	}
+}
