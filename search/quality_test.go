@@ -123,3 +123,36 @@ func rankOf(ix *Index, tools []Tool, query, want string) string {
 	}
 	return "none"
 }
+
+// TestPlainRequests holds the plainest requests to their tool at the top:
+// a rare synonym or a longer name must not push it down ("get a
+// repository" once ranked repos_get-views first, by "display" in one of
+// its argument's descriptions).
+func TestPlainRequests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports GitHub's whole document")
+	}
+	tools := githubTools(t)
+	ix := New(tools)
+	for query, want := range map[string]string{
+		"get a repository":            "repos_get",
+		"get a repo":                  "repos_get",
+		"get a pull request":          "pulls_get",
+		"get an issue":                "issues_get",
+		"delete a repository":         "repos_delete",
+		"list issues of a repository": "issues_list-for-repo",
+	} {
+		m := ix.Search(query, 1, nil)
+		if len(m) == 0 || tools[m[0].Index].Name != want {
+			t.Errorf("%q: first is %v, want %s (rank %s)", query, names(tools, m), want, rankOf(ix, tools, query, want))
+		}
+	}
+}
+
+func names(tools []Tool, matches []Match) []string {
+	var out []string
+	for _, m := range matches {
+		out = append(out, tools[m.Index].Name)
+	}
+	return out
+}

@@ -75,6 +75,10 @@ var fields = [numFields]struct{ weight, b float64 }{
 // words among its arguments.
 var primaryBoost = 2.0
 
+// nameBoost scales the share of a tool's name that the query's words
+// hold.
+var nameBoost = 1.0
+
 // k1 is BM25's saturation of the summed field frequencies.
 const k1 = 1.2
 
@@ -91,6 +95,8 @@ type Index struct {
 	postings map[string][]posting // term -> the tools holding it, by tool
 	terms    []string             // the keys of postings, sorted
 	n        int
+	// nameTerms is how many distinct terms each tool's name holds.
+	nameTerms []int
 }
 
 type posting struct {
@@ -99,11 +105,12 @@ type posting struct {
 	// primary: the term is in the tool's name, title or summary, the
 	// fields that say what it does.
 	primary bool
+	inName  bool // the term is in the tool's name
 }
 
 // New builds the index of tools.
 func New(tools []Tool) *Index {
-	ix := &Index{postings: map[string][]posting{}, n: len(tools)}
+	ix := &Index{postings: map[string][]posting{}, n: len(tools), nameTerms: make([]int, len(tools))}
 	type termFreq struct {
 		term string
 		freq [numFields]uint32
@@ -189,7 +196,10 @@ func New(tools []Tool) *Index {
 				}
 			}
 			primary := e.freq[fieldName]+e.freq[fieldTitle]+e.freq[fieldSummary] > 0
-			ix.postings[e.term] = append(ix.postings[e.term], posting{tool: i, tf: tf, primary: primary})
+			if e.freq[fieldName] > 0 {
+				ix.nameTerms[i]++
+			}
+			ix.postings[e.term] = append(ix.postings[e.term], posting{tool: i, tf: tf, primary: primary, inName: e.freq[fieldName] > 0})
 		}
 	}
 	ix.terms = sortedKeys(ix.postings)
@@ -221,15 +231,23 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 	matched := make([]int, ix.n)  // how many query words each tool matches
 	primary := make([]int, ix.n)  // how many in its name, title or summary
 	hitPrimary := make([]bool, ix.n)
+	named := make([]int, ix.n) // how many query words its name holds
+	hitName := make([]bool, ix.n)
 	var touched, hit []int
 	n := float64(ix.n)
 	words := unique(keys(expandAcronyms(query)))
 	for _, q := range words {
 		hit = hit[:0]
+		// A variant weighs at most what the word itself does: a rare
+		// synonym or prefix ("display" for "get") must not outweigh the
+		// common word that was asked for.
+		ceiling := math.Inf(1)
+		if list, ok := ix.postings[q]; ok {
+			ceiling = idf(n, len(list))
+		}
 		for _, v := range ix.variants(q) {
 			list := ix.postings[v.term]
-			df := float64(len(list))
-			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			idf := min(idf(n, len(list)), ceiling)
 			for _, p := range list {
 				s := v.weight * idf * p.tf * (k1 + 1) / (k1 + p.tf)
 				if !(s > 0) {
@@ -240,6 +258,7 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 				}
 				best[p.tool] = max(best[p.tool], s)
 				hitPrimary[p.tool] = hitPrimary[p.tool] || p.primary
+				hitName[p.tool] = hitName[p.tool] || p.inName
 			}
 		}
 		for _, i := range hit {
@@ -251,7 +270,10 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 			if hitPrimary[i] {
 				primary[i]++
 			}
-			best[i], hitPrimary[i] = 0, false
+			if hitName[i] {
+				named[i]++
+			}
+			best[i], hitPrimary[i], hitName[i] = 0, false, false
 		}
 	}
 	matches := make([]Match, 0, min(len(touched), 4*limit))
@@ -263,6 +285,12 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 		// (Lucene's classic coordination factor): a tool that matches
 		// every word beats one that matches one word many times.
 		score := scores[i] * float64(matched[i]) / float64(len(words)) * (1 + primaryBoost*float64(primary[i])/float64(len(words)))
+		// And by the share of the tool's name the query holds: asked for
+		// "get a repository", repos_get is the whole answer and
+		// repos_get-clones a part of another.
+		if ix.nameTerms[i] > 0 {
+			score *= 1 + nameBoost*float64(min(named[i], ix.nameTerms[i]))/float64(ix.nameTerms[i])
+		}
 		matches = append(matches, Match{Index: i, Score: score})
 	}
 	slices.SortFunc(matches, func(x, y Match) int {
@@ -278,6 +306,11 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 		matches = matches[:limit]
 	}
 	return matches
+}
+
+// idf is BM25's inverse document frequency of a term in df of n tools.
+func idf(n float64, df int) float64 {
+	return math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
 }
 
 type variant struct {

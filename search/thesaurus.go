@@ -13,7 +13,7 @@ const synonymDiscount = 0.6
 // their users' requests. A word may sit in several groups.
 var synonymGroups = []string{
 	// reading
-	"get fetch read retrieve show view see display look",
+	"get fetch read retrieve show see display look",
 	"list show all enumerate browse",
 	"search find look lookup query locate discover",
 	"download export fetch",
@@ -46,7 +46,7 @@ var synonymGroups = []string{
 	"large big huge",
 	"user account person people member developer",
 	"organization org company",
-	"repository repo project",
+	"repository repo",
 	"issue bug ticket problem",
 	"comment reply remark note",
 	"file content document",
