@@ -64,3 +64,27 @@ func TestDiscoveryGitHubListBytes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSearchToolsCall measures one search_tools call over GitHub's
+// 1,221 imported tools, in process: the query, and the matches encoded
+// with their schemas; bytes/answer is what the client receives.
+func BenchmarkSearchToolsCall(b *testing.B) {
+	h := &Handler{Upstream: "https://api.github.com", Discovery: discoverySearch,
+		OpenAPI: []*OpenAPISource{{Source: openapidocs.Path(b, openapidocs.GitHub)}}}
+	defer provisionBench(b, h)()
+	for _, limit := range []string{"1", "5"} {
+		b.Run("limit="+limit, func(b *testing.B) {
+			body := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"create a comment on a pull request","limit":` + limit + `}}}`
+			header := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+			w := serveOnce(b, h, body, header)
+			if w.Code != 200 || !strings.Contains(w.Body.String(), `"structuredContent"`) {
+				b.Fatalf("answer %d %.300s", w.Code, w.Body)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				serveOnce(b, h, body, header)
+			}
+			b.ReportMetric(float64(w.Body.Len()), "bytes/answer")
+		})
+	}
+}
