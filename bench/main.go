@@ -3,6 +3,7 @@
 //
 //	cd bench && go run .            # the full run, about 10 minutes
 //	cd bench && go run . -quick     # a short run, to try the harness
+//	cd bench && go run . -discovery # only the discovery bytes, in seconds
 //
 // Everything runs on 127.0.0.1: a Go REST upstream, Caddy (built from this
 // checkout) in each configuration, and the official TypeScript SDK wrapping
@@ -40,6 +41,7 @@ type settings struct {
 
 func main() {
 	quick := flag.Bool("quick", false, "a short run: one round of 2 s per measurement")
+	discoveryOnly := flag.Bool("discovery", false, "only the bytes of GitHub's tools/list with discovery all and search, printed")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 
@@ -65,6 +67,15 @@ func main() {
 	s.caddy = filepath.Join(s.work, "caddy")
 	if out, err := exec.Command("go", "build", "-C", root, "-o", s.caddy, "./cmd/caddy").CombinedOutput(); err != nil {
 		log.Fatalf("go build: %v\n%s", err, out)
+	}
+	if *discoveryOnly {
+		d, err := discoveryBytes(s)
+		if err != nil {
+			log.Fatal(err)
+		}
+		t := discoveryTarget(d)
+		fmt.Printf("%s: %s\n", t.name, t.measured)
+		return
 	}
 	log.Printf("installing the Node peer (npm ci in bench/peer)")
 	if out, err := exec.Command("npm", "ci", "--prefix", filepath.Join(root, "bench", "peer"), "--no-audit", "--no-fund").CombinedOutput(); err != nil {
@@ -144,6 +155,9 @@ func runAll(s *settings, r *report) error {
 		return err
 	}
 	if err := sandboxCost(s, r); err != nil {
+		return err
+	}
+	if r.discovery, err = discoveryBytes(s); err != nil {
 		return err
 	}
 	return toolCountRSS(s, r)

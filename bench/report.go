@@ -17,6 +17,7 @@ type report struct {
 	ms          []Measurement
 	task        *CodeModeTask
 	sandbox     *SandboxCost
+	discovery   *DiscoveryBytes
 	toolRSS     map[int]int64
 	upstreamCPU time.Duration
 	notes       []string
@@ -106,6 +107,9 @@ func (r *report) targets() []target {
 		out = append(out, target{"code mode hands the model <= 10% of the bytes of tool calls",
 			fmt.Sprintf("%.1f%% (%d vs %d bytes)", 100*share, t.CodeBytes, t.CallsBytes), share <= 0.10})
 	}
+	if d := r.discovery; d != nil {
+		out = append(out, discoveryTarget(d))
+	}
 	if c := r.sandbox; c != nil {
 		out = append(out, target{"an empty JavaScript execution under 1 ms median",
 			c.JSMedian.Round(time.Microsecond).String(), c.JSMedian < time.Millisecond})
@@ -136,6 +140,14 @@ func (r *report) write() error {
 			return err
 		}
 		charts = append(charts, "codemode-bytes.png")
+	}
+	if d := r.discovery; d != nil {
+		if err := writeBarChart(filepath.Join(s.charts, "discovery-bytes.png"), "tools/list bytes the model reads, GitHub's whole API",
+			"bytes", []string{fmt.Sprintf("discovery all (%d tools)", d.Tools), "discovery search (2 tools)"},
+			[]float64{float64(d.AllBytes), float64(d.SearchBytes)}); err != nil {
+			return err
+		}
+		charts = append(charts, "discovery-bytes.png")
 	}
 
 	var b strings.Builder
@@ -193,6 +205,13 @@ func (r *report) write() error {
 		w("| (a) tool calls | %s | %d | %d |\n", fmtDur(t.CallsWall), t.CallsBytes, t.CallsResults)
 		w("| (b) one execution | %s | %d | %d |\n", fmtDur(t.CodeWall), t.CodeBytes, t.CodeResult)
 		w("\nBoth give the same answer: %s. The wall times leave out the model: in (a) each of the 4 results is a round trip through it.\n", t.CodeAnswer)
+	}
+	if d := r.discovery; d != nil {
+		w("\n## Discovery: GitHub's whole API\n\n")
+		w("GitHub's published OpenAPI document imported into one `mcp` handler (%d tools), with `discovery all` and with `discovery search`, in the bench's process: the bytes of a 2025-11-25 tools/list answer, which a client puts before the model before it has done anything.\n\n", d.Tools)
+		w("| discovery | tools listed | tools/list bytes |\n|---|---|---|\n")
+		w("| all | %d | %d |\n| search | 2 | %d (%.2f%%) |\n", d.Tools, d.AllBytes, d.SearchBytes, 100*d.share())
+		w("\nThen `search_tools` `{\"query\": %q}` answers %d bytes: %s.\n", d.Query, d.AnswerBytes, strings.Join(d.Found, ", "))
 	}
 	if c := r.sandbox; c != nil {
 		w("\n## Sandbox cost\n\n| | JavaScript (`return 1`) | TypeScript (`const x: number = 1; return x`) |\n|---|---|---|\n")

@@ -38,6 +38,7 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		timeout       <duration>
 //		max_response_size <size>
 //		max_request_size  <size>
+//		discovery     all|search
 //		allow_origins <origin...>
 //		allow_hosts   <host...>
 //		authorization { ... }   (see parseAuthorization)
@@ -111,6 +112,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = durationArg(d, &h.Timeout)
 		case "max_response_size":
 			err = sizeArg(d, &h.MaxResponseSize)
+		case "discovery":
+			if err = oneArg(d, &h.Discovery); err == nil {
+				if err = checkDiscovery(h.Discovery); err != nil {
+					err = d.WrapErr(err)
+				}
+			}
 		case "tool":
 			var t *Tool
 			t, err = parseTool(d)

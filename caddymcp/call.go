@@ -64,6 +64,9 @@ func (h *Handler) toolHandler(p *provisioned) server.ToolHandlerFunc {
 
 // runTool is the fast path's way into a tool (see fastpath.go).
 func (h *Handler) runTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool) {
+	if h.disc != nil {
+		return h.runMeta(ctx, name, args)
+	}
 	p := h.tools[name]
 	if p == nil {
 		return nil, false

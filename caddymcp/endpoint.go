@@ -58,6 +58,9 @@ type Endpoint struct {
 	metrics    *metrics
 	handlerTag string
 	auth       *endpointAuth // nil without an authorization block
+	// callTarget, when set, names the tool whose scopes a tools/call of
+	// name with these arguments needs (see refuseTool); unset, it is name.
+	callTarget func(name string, args json.RawMessage) string
 }
 
 // provisionEndpoint checks the settings and mounts srv behind them.
@@ -266,7 +269,11 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 			}
 			if info.Method == string(mcp.MethodToolsCall) {
 				// Before either path runs the tool.
-				if e.refuseTool(w, r, info.Params.Name) {
+				tool := info.Params.Name
+				if e.callTarget != nil {
+					tool = e.callTarget(tool, info.Params.Arguments)
+				}
+				if e.refuseTool(w, r, tool) {
 					return nil
 				}
 				if fast != nil && fast.serve(w, r.WithContext(contextWith(r.Context(), ctxValue)), body, &info) {

@@ -90,6 +90,10 @@ func FuzzFastListMatchesMCPGo(f *testing.F) {
 		{body: list("1", ""), version: legacy, mode: 4},   // authorization, no tool scopes
 		{body: list("1", ""), version: legacy, mode: 8},   // authorization with tool scopes, allowed
 		{body: list("1", ""), version: legacy, mode: 8 + 16},
+		{body: list("1", ""), version: legacy, mode: 32}, // discovery search, tool scopes
+		{body: list("1", ""), version: legacy, mode: 32 + 16},
+		{body: list("2", `{"cursor":"`+cursor("call_tool")+`"}`), version: legacy, mode: 32},
+		{body: list("9", `{`+meta+`}`), version: modern, mcpMethod: "tools/list", mode: 32},
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s.body), s.mode, s.flags, s.version, s.mcpMethod)
@@ -100,8 +104,8 @@ func FuzzFastListMatchesMCPGo(f *testing.F) {
 	tokens := []string{as.Token(f, resource, "mcp orders:read", nil), as.Token(f, resource, "mcp", nil)}
 	scoped := fastListTools()
 	scoped[1].Scopes = []string{"orders:read"}
-	load := func(fast bool, tools []*Tool, auth bool) *Handler {
-		h := &Handler{Upstream: "http://127.0.0.1:9", Tools: tools}
+	load := func(fast bool, tools []*Tool, auth bool, discovery string) *Handler {
+		h := &Handler{Upstream: "http://127.0.0.1:9", Tools: tools, Discovery: discovery}
 		if auth {
 			h.Authorization = &AuthorizationConfig{Issuers: []string{as.Issuer}, Resource: resource, RequireScopes: []string{"mcp"}}
 		}
@@ -119,12 +123,13 @@ func FuzzFastListMatchesMCPGo(f *testing.F) {
 	}
 	type pair struct{ fast, mcpgo *Handler }
 	modes := []pair{
-		{load(true, fastListTools(), false), load(false, fastListTools(), false)},
-		{load(true, fastListTools(), true), load(false, fastListTools(), true)},
-		{load(true, scoped, true), load(false, scoped, true)},
+		{load(true, fastListTools(), false, ""), load(false, fastListTools(), false, "")},
+		{load(true, fastListTools(), true, ""), load(false, fastListTools(), true, "")},
+		{load(true, scoped, true, ""), load(false, scoped, true, "")},
+		{load(true, scoped, true, discoverySearch), load(false, scoped, true, discoverySearch)},
 	}
-	if modes[0].fast.fast.list == nil || modes[1].fast.fast.list == nil || modes[2].fast.fast.list != nil {
-		f.Fatal("the prepared lists are not where they should be: without tool scopes, and not with them")
+	if modes[0].fast.fast.list == nil || modes[1].fast.fast.list == nil || modes[2].fast.fast.list != nil || modes[3].fast.fast.list == nil {
+		f.Fatal("the prepared lists are not where they should be: without tool scopes or with discovery search, and not with tool scopes otherwise")
 	}
 
 	f.Fuzz(func(t *testing.T, body []byte, mode, flags byte, version, mcpMethod string) {
@@ -134,6 +139,9 @@ func FuzzFastListMatchesMCPGo(f *testing.F) {
 		}
 		handlers := modes[0]
 		switch {
+		case mode&32 != 0:
+			handlers = modes[3]
+			header.Set("Authorization", "Bearer "+tokens[mode>>4&1])
 		case mode&8 != 0:
 			handlers = modes[2]
 			header.Set("Authorization", "Bearer "+tokens[mode>>4&1])

@@ -328,6 +328,32 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		{body: call("1", "read_file", `{"path":"a"}`), version: legacy, mode: 8 + 16 + 1},
 		{body: modernCall("get_order", `{"id":1}`), version: modern, mcpMethod: "tools/call", mcpName: "get_order", mode: 8 + 16},
 		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, version: legacy, mode: 8 + 16},
+		// With discovery search: the two tools, a tool not listed, call_tool's
+		// own errors, and with authorization a scoped tool through call_tool.
+		{body: call("1", "call_tool", `{"name":"get_order","arguments":{"id":42,"expand":["items"]}}`), version: legacy, mode: 32},
+		{body: call("1", "call_tool", `{"name":"get_order","arguments":{"id":9007199254740993}}`), version: legacy, mode: 32 + 1},
+		{body: call("1", "call_tool", `{"name":"create_issue","arguments":{"owner":"o","repo":"r","title":"t"}}`), version: legacy, mode: 32 + 1},
+		{body: call("1", "call_tool", `{"name":"image"}`), version: legacy, mode: 32},
+		{body: call("1", "call_tool", `{"name":"structured","arguments":null}`), version: legacy, mode: 32},
+		{body: call("1", "call_tool", `{"name":"nope"}`), version: legacy, mode: 32},
+		{body: call("1", "call_tool", `{"name":7}`), version: legacy, mode: 32},
+		{body: call("1", "call_tool", `{"name":"get_order","arguments":"x"}`), version: legacy, mode: 32},
+		{body: call("1", "call_tool", `{"name":"get_order","NAME":"read_file"}`), version: legacy, mode: 32},
+		{body: call("1", "call_tool", `"x"`), version: legacy, mode: 32},
+		{body: call("1", "search_tools", `{"query":"order"}`), version: legacy, mode: 32},
+		{body: call("1", "search_tools", `{"query":"read a file","limit":1}`), version: legacy, mode: 32 + 1},
+		{body: call("1", "search_tools", `{"query":"x","limit":1e400}`), version: legacy, mode: 32},
+		{body: call("1", "search_tools", `{"query":"x","limit":2.0}`), version: legacy, mode: 32},
+		{body: call("1", "search_tools", `{}`), version: legacy, mode: 32},
+		{body: call("1", "get_order", `{"id":1}`), version: legacy, mode: 32},
+		{body: modernCall("call_tool", `{"name":"get_order","arguments":{"id":1}}`), version: modern, mcpMethod: "tools/call", mcpName: "call_tool", mode: 32},
+		{body: modernCall("call_tool", `{"name":"header_bound","arguments":{"region":"eu"}}`), version: modern, mcpMethod: "tools/call", mcpName: "call_tool", mode: 32},
+		{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"get_order","arguments":{"id":1}},"_meta":{"progressToken":"p"}}}`, version: legacy, mode: 32},
+		{body: call("1", "call_tool", `{"name":"get_order","arguments":{"id":1}}`), version: legacy, mode: 32 + 8},
+		{body: call("1", "call_tool", `{"name":"get_order","arguments":{"id":1}}`), version: legacy, mode: 32 + 8 + 16},
+		{body: call("1", "search_tools", `{"query":"get an order"}`), version: legacy, mode: 32 + 8 + 16},
+		{body: call("1", "search_tools", `{"query":"get an order"}`), version: legacy, mode: 32 + 8},
+		{body: call("1", "get_order", `{"id":1}`), version: legacy, mode: 32 + 8 + 16},
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s.body), s.mode, s.flags, s.version, s.mcpMethod, s.mcpName)
@@ -359,9 +385,10 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		}
 	}
 	tokens := []string{as.Token(f, resource, "mcp orders:read", nil), as.Token(f, resource, "mcp", nil)}
-	load := func(base string, fast bool, auth *AuthorizationConfig) *Handler {
+	load := func(base string, fast bool, auth *AuthorizationConfig, discovery string) *Handler {
 		h := &Handler{Upstream: base, Headers: http.Header{"Authorization": {"Bearer {env.FUZZ_MCP_SECRET}"}},
-			Timeout: caddy.Duration(2 * time.Second), MaxResponseSize: 64 << 10, Endpoint: Endpoint{MaxRequestSize: 64 << 10}, Tools: tools}
+			Timeout: caddy.Duration(2 * time.Second), MaxResponseSize: 64 << 10, Endpoint: Endpoint{MaxRequestSize: 64 << 10}, Tools: tools,
+			Discovery: discovery}
 		if auth != nil {
 			h.Authorization, h.Tools = auth, scopedTools
 		}
@@ -378,11 +405,13 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		return h
 	}
 	type pair struct{ fast, mcpgo *Handler }
-	modes := []pair{
-		{load(api.URL+"/v2", true, nil), load(api.URL+"/v2", false, nil)},
-		{load("", true, nil), load("", false, nil)},
-		{load(api.URL+"/v2", true, authorization), load(api.URL+"/v2", false, authorization)},
-		{load("", true, authorization), load("", false, authorization)},
+	var modes []pair // by mode bits 1 (route mode), 8 (authorization), 32 (discovery search)
+	for _, discovery := range []string{"", discoverySearch} {
+		modes = append(modes,
+			pair{load(api.URL+"/v2", true, nil, discovery), load(api.URL+"/v2", false, nil, discovery)},
+			pair{load("", true, nil, discovery), load("", false, nil, discovery)},
+			pair{load(api.URL+"/v2", true, authorization, discovery), load(api.URL+"/v2", false, authorization, discovery)},
+			pair{load("", true, authorization, discovery), load("", false, authorization, discovery)})
 	}
 	client := api.Client()
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -413,11 +442,15 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		if mode&4 != 0 {
 			header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
-		handlers := modes[mode&1]
+		i := int(mode & 1)
 		if mode&8 != 0 {
-			handlers = modes[2+mode&1]
+			i += 2
 			header.Set("Authorization", "Bearer "+tokens[mode>>4&1])
 		}
+		if mode&32 != 0 {
+			i += 4
+		}
+		handlers := modes[i]
 		answer := func(h *Handler) (string, []string) {
 			up.take()
 			status, w, _ := fuzzServe(t, func(w http.ResponseWriter, r *http.Request) error { return h.ServeHTTP(w, r, next) },

@@ -82,7 +82,7 @@ func init() {
 // method | `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`, `notifications/initialized`, `notifications/cancelled`, `notifications/other`, `other`
 // reason | `forbidden` (Origin or Host), `method` (not POST), `too_large` (max_request_size), `batch` (a JSON-RPC batch), `unauthorized` (no valid token), `insufficient_scope` (authorization: require_scopes)
 // server | the name
-// tool | a configured or imported tool's name
+// tool | a configured or imported tool's name; with discovery search also `search_tools`, and `call_tool` for a call_tool that names no tool it can call
 // outcome | `ok`, `invalid_arguments`, `upstream_status` (not 2xx), `invalid_answer` (a 2xx that does not fit: bad JSON, output_schema), `upstream_error` (unreachable), `timeout`, `too_large` (max_response_size), `canceled`, `unhandled` (route mode: nothing after mcp answered)
 type Handler struct {
 	// Name is the server name reported in initialize. Default: caddy-mcp.
@@ -124,13 +124,21 @@ type Handler struct {
 	// first server URL is the upstream. Default: none.
 	OpenAPI []*OpenAPISource `json:"openapi,omitempty"`
 
+	// Discovery is how clients find the tools: "all" lists every tool in
+	// tools/list; "search" lists two, search_tools (the tools that best
+	// match a query, with their schemas) and call_tool (calls any tool by
+	// name, validated, limited, scoped and counted as a direct call is),
+	// for APIs with more tools than a model should read. Default: all.
+	Discovery string `json:"discovery,omitempty"`
+
 	base     *url.URL
 	baseText upstream.Text
 	client   *upstream.Client
 	tools    map[string]*provisioned
 	logger   *zap.Logger
 	metrics  *metrics
-	fast     *fastPath // nil: every request goes through mcp-go
+	fast     *fastPath  // nil: every request goes through mcp-go
+	disc     *discovery // nil: discovery all
 }
 
 // CaddyModule returns the Caddy module information.
@@ -171,6 +179,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 
 	h.tools = make(map[string]*provisioned, len(h.Tools))
+	var offered []*provisioned
 	srv := server.NewMCPServer(h.Name, h.Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(h.Instructions),
@@ -190,16 +199,19 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		ct.refs = addRefs(ct.refs, h.Upstream)
 		h.tools[t.Name] = ct
-		srv.AddTool(ct.mcpTool, h.toolHandler(ct))
+		offered = append(offered, ct)
 	}
 	err = h.importTools(docs, func(p *provisioned) {
 		h.tools[p.mcpTool.Name] = p
-		srv.AddTool(p.mcpTool, h.toolHandler(p))
+		offered = append(offered, p)
 	})
 	if err != nil {
 		return err
 	}
 	releaseImport(docs)
+	if err := h.offerTools(srv, offered); err != nil {
+		return err
+	}
 
 	h.warnEmptyPlaceholders()
 
@@ -218,9 +230,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 	h.fast = newFastPath(h.runTool, srv, h.transport, mcp.Implementation{Name: h.Name, Version: h.Version}, ctx.Slogger(), h.logger)
-	if h.auth == nil || len(h.auth.toolScopes) == 0 {
+	if h.auth == nil || len(h.auth.toolScopes) == 0 || h.disc != nil {
 		// One list for every caller: it is answered from bytes. With tool
-		// scopes each caller's list is filtered, by mcp-go.
+		// scopes each caller's list is filtered, by mcp-go; with discovery
+		// search it holds two tools that need no scope.
 		h.fast.list = prepareList(srv, h.transport)
 	}
 	return nil
@@ -328,6 +341,9 @@ func (h *Handler) Validate() error {
 	}
 	if h.MaxResponseSize < 0 {
 		return fmt.Errorf("max_response_size must not be negative")
+	}
+	if err := checkDiscovery(h.Discovery); err != nil {
+		return err
 	}
 	if len(h.tools) == 0 {
 		return fmt.Errorf("mcp needs at least one tool")

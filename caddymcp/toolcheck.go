@@ -55,6 +55,11 @@ func (h *Handler) checkCaddyfile(d *caddyfile.Dispenser) error {
 			return errorAt(at.tool, fmt.Errorf("tool %q is defined twice", t.Name))
 		}
 		seen[t.Name] = true
+		if h.Discovery == discoverySearch {
+			if err := checkSearchName(t.Name); err != nil {
+				return errorAt(at.tool, err)
+			}
+		}
 		if err := h.checkToolScopes(t); err != nil {
 			return errorAt(at.tool, fmt.Errorf("tool %q: %w", t.Name, err))
 		}

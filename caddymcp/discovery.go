@@ -1,0 +1,345 @@
+package caddymcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/caddy-mcp/caddy-mcp/search"
+	"github.com/caddy-mcp/caddy-mcp/upstream"
+)
+
+// Discovery modes of an mcp handler (Handler.Discovery).
+const (
+	discoveryAll    = "all"
+	discoverySearch = "search"
+)
+
+// The two tools tools/list holds with discovery search.
+const (
+	searchToolsName = "search_tools"
+	callToolName    = "call_tool"
+)
+
+// search_tools' limit: its default and its largest value.
+const (
+	defaultSearchLimit = 5
+	maxSearchLimit     = 20
+)
+
+// discovery is the state of discovery search: every tool, in the order
+// the index was given them (by name), and the index.
+type discovery struct {
+	tools []*provisioned
+	index *search.Index
+}
+
+// checkDiscovery checks the discovery mode.
+func checkDiscovery(mode string) error {
+	switch mode {
+	case "", discoveryAll, discoverySearch:
+		return nil
+	}
+	return fmt.Errorf("discovery %q: want all or search", mode)
+}
+
+// offerTools puts the tools on srv: each one, or with discovery search
+// the two tools that find and call them.
+func (h *Handler) offerTools(srv *server.MCPServer, tools []*provisioned) error {
+	if err := checkDiscovery(h.Discovery); err != nil {
+		return err
+	}
+	if h.Discovery != discoverySearch {
+		for _, p := range tools {
+			srv.AddTool(p.mcpTool, h.toolHandler(p))
+		}
+		return nil
+	}
+	for _, p := range tools {
+		if err := checkSearchName(p.mcpTool.Name); err != nil {
+			return err
+		}
+	}
+	tools = slices.SortedFunc(slices.Values(tools), func(a, b *provisioned) int {
+		return strings.Compare(a.mcpTool.Name, b.mcpTool.Name)
+	})
+	entries := make([]search.Tool, len(tools))
+	for i, p := range tools {
+		entries[i] = searchEntry(p.mcpTool)
+	}
+	h.disc = &discovery{tools: tools, index: search.New(entries)}
+	srv.AddTool(h.searchToolsTool(), h.metaHandler(searchToolsName))
+	srv.AddTool(h.callToolTool(), h.metaHandler(callToolName))
+	h.callTarget = callTarget
+	return nil
+}
+
+// checkSearchName refuses a tool named as one of discovery search's own.
+func checkSearchName(name string) error {
+	if name == searchToolsName || name == callToolName {
+		return fmt.Errorf("tool %q: with discovery search, %s is the name of the tool that finds or calls the others; rename this one", name, name)
+	}
+	return nil
+}
+
+// searchEntry is what the index reads of a tool: its name, title,
+// description, and its arguments' names and descriptions from the input
+// schema.
+func searchEntry(t mcp.Tool) search.Tool {
+	entry := search.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
+	var schema struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(t.RawInputSchema, &schema) // compiled: it is an object schema
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range schema.Properties {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		entry.Args = append(entry.Args, search.Arg{Name: name, Description: schema.Properties[name].Description})
+	}
+	return entry
+}
+
+func (h *Handler) searchToolsTool() mcp.Tool {
+	t := mcp.NewToolWithRawSchema(searchToolsName, fmt.Sprintf(
+		"Find the tools of %s: it has %d, too many to list. Give a few words of what you want to do; "+
+			"the answer holds the best-matching tools, each with its name, description and inputSchema. "+
+			"Then call one with call_tool, giving its exact name and arguments that match its inputSchema. "+
+			"If none fits, search again with other words.", h.Name, len(h.disc.tools)),
+		json.RawMessage(`{"type":"object","properties":{`+
+			`"query":{"type":"string","minLength":1,"description":"What you want to do, in a few words, such as: list the open issues of a repository"},`+
+			`"limit":{"type":"integer","minimum":1,"maximum":20,"default":5,"description":"How many tools to return, best first"}},`+
+			`"required":["query"],"additionalProperties":false}`))
+	t.RawOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
+		`"tools":{"type":"array","items":{"type":"object","properties":{` +
+		`"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},` +
+		`"inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"annotations":{"type":"object"}},` +
+		`"required":["name","inputSchema"]}},` +
+		`"note":{"type":"string"}},"required":["tools"]}`)
+	t.Title = "Search tools"
+	t.Annotations.Title = t.Title
+	t.Annotations.ReadOnlyHint = mcp.ToBoolPtr(true)
+	t.Annotations.OpenWorldHint = mcp.ToBoolPtr(false)
+	return t
+}
+
+func (h *Handler) callToolTool() mcp.Tool {
+	t := mcp.NewToolWithRawSchema(callToolName, fmt.Sprintf(
+		"Call one of the %d tools of %s and get its result. Find the tool with search_tools first: "+
+			"give its exact name, and its arguments as an object that matches the inputSchema search_tools returned for it.",
+		len(h.disc.tools), h.Name),
+		json.RawMessage(`{"type":"object","properties":{`+
+			`"name":{"type":"string","description":"The exact name of a tool, as search_tools returned it"},`+
+			`"arguments":{"type":"object","description":"The tool's arguments, matching its inputSchema"}},`+
+			`"required":["name"],"additionalProperties":false}`))
+	t.Title = "Call a tool"
+	t.Annotations.Title = t.Title
+	return t
+}
+
+// metaHandler is mcp-go's way into search_tools and call_tool.
+func (h *Handler) metaHandler(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		raw := req.Params.Arguments
+		if args, ok := ctx.Value(argsKey{}).(map[string]any); ok {
+			raw = args
+		}
+		if name == callToolName && req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			if args, ok := raw.(map[string]any); ok {
+				if inner, ok := args["name"].(string); ok && h.tools[inner] != nil {
+					notifyProgress(ctx, req.Params.Meta.ProgressToken, inner)
+				}
+			}
+		}
+		res, _ := h.runMeta(ctx, name, raw)
+		return res, nil
+	}
+}
+
+// runMeta runs search_tools or call_tool; it reports false for another
+// name, having run nothing.
+func (h *Handler) runMeta(ctx context.Context, name string, raw any) (*mcp.CallToolResult, bool) {
+	switch name {
+	case searchToolsName:
+		start := time.Now()
+		res, kind := h.searchTools(ctx, raw)
+		h.observe(searchToolsName, outcome{kind: kind, sub: subOf(ctx)}, time.Since(start))
+		return res, true
+	case callToolName:
+		p, args, res := h.callToolTarget(ctx, raw)
+		if p == nil {
+			h.observe(callToolName, outcome{kind: outcomeInvalidArgs, sub: subOf(ctx)}, 0)
+			return res, true
+		}
+		// The inner tool's own call: its validation, limits, logs and
+		// metrics, under its name.
+		return h.serve(ctx, p, args), true
+	}
+	return nil, false
+}
+
+func subOf(ctx context.Context) string {
+	if caller := callerOf(ctx); caller != nil {
+		return caller.id.Subject
+	}
+	return ""
+}
+
+// metaArgs are the arguments of search_tools or call_tool as an object:
+// absent or null is an empty one.
+func metaArgs(tool string, raw any, members ...string) (map[string]any, error) {
+	var args map[string]any
+	switch v := raw.(type) {
+	case nil:
+	case map[string]any:
+		args = v
+	default:
+		return nil, fmt.Errorf("%s: the arguments must be an object with %s", tool, strings.Join(members, " and "))
+	}
+	for k := range args {
+		if !slices.Contains(members, k) {
+			return nil, fmt.Errorf("%s takes only %s, not %s", tool, strings.Join(members, " and "), shownName(k))
+		}
+	}
+	return args, nil
+}
+
+// shownName quotes a name from a request for an error text, at most 128
+// bytes of it (tool names are no longer).
+func shownName(s string) string {
+	if len(s) > 128 {
+		s = s[:128] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// searchTools answers search_tools: the best-matching tools the caller
+// may call, with their schemas, as JSON text and structuredContent.
+func (h *Handler) searchTools(ctx context.Context, raw any) (*mcp.CallToolResult, string) {
+	args, err := metaArgs(searchToolsName, raw, "query", "limit")
+	if err != nil {
+		return upstream.ErrorResult(err.Error()), outcomeInvalidArgs
+	}
+	query, _ := args["query"].(string)
+	if strings.TrimSpace(query) == "" {
+		return upstream.ErrorResult(`search_tools: "query" must be a non-empty string: a few words of what you want to do, such as "list the open issues of a repository"`), outcomeInvalidArgs
+	}
+	limit := defaultSearchLimit
+	if v, ok := args["limit"]; ok && v != nil {
+		n, ok := wholeNumber(v)
+		if !ok || n < 1 || n > maxSearchLimit {
+			return upstream.ErrorResult(fmt.Sprintf(`search_tools: "limit" must be an integer from 1 to %d`, maxSearchLimit)), outcomeInvalidArgs
+		}
+		limit = int(n)
+	}
+	var keep func(int) bool
+	if h.auth != nil && len(h.auth.toolScopes) > 0 {
+		keep = func(i int) bool { return h.mayCall(ctx, h.disc.tools[i].mcpTool.Name) }
+	}
+	matches := h.disc.index.Search(query, limit, keep)
+	answer := searchAnswer{Tools: make([]json.RawMessage, 0, len(matches))}
+	for _, m := range matches {
+		b, err := json.Marshal(h.disc.tools[m.Index].mcpTool)
+		if err != nil {
+			continue // it encoded for tools/list at Provision
+		}
+		answer.Tools = append(answer.Tools, b)
+	}
+	if len(answer.Tools) == 0 {
+		answer.Note = "no tool matches these words; search again with other words, such as the thing the tool acts on and what it does to it"
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(answer)
+	text := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(text))},
+		StructuredContent: json.RawMessage(text),
+	}, outcomeOK
+}
+
+// searchAnswer is search_tools' result.
+type searchAnswer struct {
+	Tools []json.RawMessage `json:"tools"`
+	Note  string            `json:"note,omitempty"`
+}
+
+// wholeNumber is a JSON number that is an integer, as a json.Number
+// (how arguments are decoded here) or a float64.
+func wholeNumber(v any) (int64, bool) {
+	var f float64
+	switch n := v.(type) {
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return i, true
+		}
+		var err error
+		if f, err = n.Float64(); err != nil {
+			return 0, false
+		}
+	case float64:
+		f = n
+	default:
+		return 0, false
+	}
+	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// callToolTarget reads call_tool's arguments: the tool to call and its
+// arguments, or a result saying what is wrong.
+func (h *Handler) callToolTarget(ctx context.Context, raw any) (*provisioned, any, *mcp.CallToolResult) {
+	args, err := metaArgs(callToolName, raw, "name", "arguments")
+	if err != nil {
+		return nil, nil, upstream.ErrorResult(err.Error())
+	}
+	name, ok := args["name"].(string)
+	if !ok || name == "" {
+		return nil, nil, upstream.ErrorResult(`call_tool: "name" must be a tool's name, as search_tools returned it`)
+	}
+	p := h.tools[name]
+	if p == nil {
+		return nil, nil, upstream.ErrorResult(fmt.Sprintf("call_tool: there is no tool named %s; use search_tools to find the tool and its exact name", shownName(name)))
+	}
+	inner := args["arguments"]
+	switch inner.(type) {
+	case nil, map[string]any:
+	default:
+		return nil, nil, upstream.ErrorResult(fmt.Sprintf(`call_tool: "arguments" must be an object of %s's arguments, matching its inputSchema`, name))
+	}
+	// The endpoint refused such a call with 403 before it got here (see
+	// callTarget); this holds should another way in appear.
+	if !h.mayCall(ctx, name) {
+		return nil, nil, upstream.ErrorResult(fmt.Sprintf("insufficient scope: tool %s needs %s", name, strings.Join(h.auth.toolScopes[name], " ")))
+	}
+	return p, inner, nil
+}
+
+// callTarget names the tool whose scopes a tools/call of discovery search
+// needs: for call_tool the tool it calls, read as call_tool reads it; for
+// search_tools none; for any other name none either, since only the two
+// tools are offered and mcp-go answers that the tool is unknown.
+func callTarget(name string, raw json.RawMessage) string {
+	if name != callToolName {
+		return ""
+	}
+	args := decodeArgs(raw)
+	inner, _ := args["name"].(string)
+	return inner
+}
