@@ -126,7 +126,7 @@ func (h *Handler) searchToolsTool() mcp.Tool {
 	t.RawOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
 		`"tools":{"type":"array","items":{"type":"object","properties":{` +
 		`"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},` +
-		`"inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"annotations":{"type":"object"}},` +
+		`"inputSchema":{"type":"object"},"annotations":{"type":"object"}},` +
 		`"required":["name","inputSchema"]}},` +
 		`"note":{"type":"string"}},"required":["tools"]}`)
 	t.Title = "Search tools"
@@ -252,7 +252,13 @@ func (h *Handler) searchTools(ctx context.Context, raw any) (*mcp.CallToolResult
 	matches := h.disc.index.Search(query, limit, keep)
 	answer := searchAnswer{Tools: make([]json.RawMessage, 0, len(matches))}
 	for _, m := range matches {
-		b, err := json.Marshal(h.disc.tools[m.Index].mcpTool)
+		// What a call needs, and no more: an output schema of a large API
+		// is often larger than the rest together (GitHub's five best
+		// matches came to 110 KB with theirs), and the result says what
+		// came back anyway.
+		t := h.disc.tools[m.Index].mcpTool
+		t.OutputSchema, t.RawOutputSchema = mcp.ToolOutputSchema{}, nil
+		b, err := json.Marshal(t)
 		if err != nil {
 			continue // it encoded for tools/list at Provision
 		}

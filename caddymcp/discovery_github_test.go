@@ -57,11 +57,18 @@ func TestDiscoveryGitHubListBytes(t *testing.T) {
 	if len(found.Tools) != 3 {
 		t.Fatalf("search_tools found %v, want 3", found.names())
 	}
+	forRepo := false
 	for _, tool := range found.Tools {
-		t.Logf("  %s: inputSchema %d bytes, outputSchema %d bytes", tool.Name, len(tool.InputSchema), len(tool.OutputSchema))
-		if !strings.HasPrefix(tool.Name, "issues_") || tool.Description == "" || !strings.Contains(string(tool.InputSchema), `"owner"`) {
+		t.Logf("  %s: inputSchema %d bytes", tool.Name, len(tool.InputSchema))
+		if !strings.HasPrefix(tool.Name, "issues_") || tool.Description == "" || !strings.Contains(string(tool.InputSchema), `"properties"`) {
 			t.Errorf("found %s: %.300s", tool.Name, tool.InputSchema)
 		}
+		if tool.Name == "issues_list-for-repo" {
+			forRepo = strings.Contains(string(tool.InputSchema), `"owner"`)
+		}
+	}
+	if !forRepo {
+		t.Errorf("search_tools found %v, want issues_list-for-repo with its owner argument among them", found.names())
 	}
 }
 

@@ -223,8 +223,8 @@ func TestLiveDiscoverySearch(t *testing.T) {
 					}
 				}
 				res = callTool(t, c, searchToolsName, map[string]any{"query": "structured slideshow JSON", "limit": 1})
-				if found := searchResult(t, res); len(found.Tools) != 1 || found.Tools[0].Name != "slideshow" || len(found.Tools[0].OutputSchema) == 0 {
-					t.Errorf("slideshow with its output schema: %s", mcptest.ResultText(res))
+				if found := searchResult(t, res); len(found.Tools) != 1 || found.Tools[0].Name != "slideshow" || len(found.Tools[0].OutputSchema) != 0 {
+					t.Errorf("slideshow, without its output schema: %s", mcptest.ResultText(res))
 				}
 				res = callTool(t, c, searchToolsName, map[string]any{"query": "zzqx"})
 				if found := searchResult(t, res); len(found.Tools) != 0 || found.Note == "" {
