@@ -199,3 +199,39 @@ func BenchmarkCut(b *testing.B) {
 	b.ReportMetric(float64(len(text)), "bytes-in")
 	b.ReportMetric(float64(len(out)), "bytes-out")
 }
+
+// TestJqThenCut: a filter's output is what max_result_size cuts, as
+// JSON, and with an output schema structuredContent is cut alike.
+func TestJqThenCut(t *testing.T) {
+	body := `{"items":` + items(200, 30) + `}`
+	for _, output := range []string{"", `{"type":"object"}`} {
+		def := Definition{Name: "list", Method: "GET", Path: "/items", Jq: `{count: (.items | length), items: [.items[] | {id, title}]}`}
+		if output != "" {
+			def.OutputSchema = json.RawMessage(output)
+		}
+		op, err := NewOperation(def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer := &Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)}
+		res := op.Result(context.Background(), Target{Label: "GET /items"}, answer, Shaping{MaxSize: 1024})
+		text := res.Content[0].(mcp.TextContent).Text
+		cut, ok := cutOf(res)
+		if res.IsError || !ok || len(text) > 1024 || cut.ItemsDropped == 0 || len(cut.Arrays) != 1 || cut.Arrays[0].Path != "$.items" {
+			t.Fatalf("output schema %q: %d bytes, cut %+v:\n%s", output, len(text), cut, text)
+		}
+		json1, _, _ := strings.Cut(text, noteSep)
+		var got struct {
+			Count int
+			Items []map[string]any
+		}
+		if err := json.Unmarshal([]byte(json1), &got); err != nil || got.Count != 200 || len(got.Items) != cut.Arrays[0].Kept {
+			t.Errorf("the cut output %s (%v) does not match the cut %+v", json1, err, cut)
+		}
+		if output != "" {
+			if sc := res.StructuredContent.(json.RawMessage); string(sc) != json1 {
+				t.Errorf("structuredContent %s is not the text's JSON %s", sc, json1)
+			}
+		}
+	}
+}
