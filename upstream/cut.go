@@ -107,14 +107,15 @@ func (c *cutter) render(idx int32, budget int, path string) {
 		c.shorten(n, budget, path)
 		return
 	case '[':
-		if c.array(n, budget, path) {
+		if c.array(idx, budget, path) {
 			return
 		}
 	case '{':
-		if c.object(n, budget, path) {
+		if c.object(idx, budget, path) {
 			return
 		}
 	}
+	n = &c.t.nodes[idx] // array and object index children: t.nodes may have moved
 	as := n.summary()
 	c.out = strconv.AppendQuote(c.out, as)
 	c.cut.Summarized = append(c.cut.Summarized, CutValue{Path: path, As: as, Of: n.size()})
@@ -158,16 +159,18 @@ func isHighSurrogate(hex []byte) bool {
 	return err == nil && v >= 0xD800 && v <= 0xDBFF
 }
 
-// array appends the first items of array n that fit in budget, the last
+// array appends the first items of array idx that fit in budget, the last
 // of them perhaps cut, and reports false if not even one fits. It keeps
 // as many items as fit when each large one gets at least an eighth of
 // the budget, so a long list keeps whole items and a short list of
 // large items keeps them all, cut.
-func (c *cutter) array(n *jsonNode, budget int, path string) bool {
+func (c *cutter) array(idx int32, budget int, path string) bool {
 	share := max(budget/8, 64)
 	var items []int32
 	used := 2
-	for i := n.first; i >= 0; i = c.t.nodes[i].next {
+	first := c.t.firstChild(idx)
+	count := int(c.t.nodes[idx].count)
+	for i := first; i >= 0; i = c.t.nodes[i].next {
 		item := &c.t.nodes[i]
 		need := max(c.floor(item), min(item.size(), share))
 		if len(items) > 0 {
@@ -180,11 +183,10 @@ func (c *cutter) array(n *jsonNode, budget int, path string) bool {
 		items = append(items, i)
 	}
 	if len(items) == 0 {
-		first := &c.t.nodes[n.first]
-		if budget-2 < c.floor(first) {
+		if budget-2 < c.floor(&c.t.nodes[first]) {
 			return false
 		}
-		items = append(items, n.first)
+		items = append(items, first)
 	}
 	grants := c.share(items, budget-2-(len(items)-1))
 	c.out = append(c.out, '[')
@@ -195,19 +197,19 @@ func (c *cutter) array(n *jsonNode, budget int, path string) bool {
 		c.render(item, grants[i], path+"["+strconv.Itoa(i)+"]")
 	}
 	c.out = append(c.out, ']')
-	if dropped := int(n.count) - len(items); dropped > 0 {
-		c.cut.Arrays = append(c.cut.Arrays, CutArray{Path: path, Kept: len(items), Of: int(n.count)})
+	if dropped := count - len(items); dropped > 0 {
+		c.cut.Arrays = append(c.cut.Arrays, CutArray{Path: path, Kept: len(items), Of: count})
 		c.cut.ItemsDropped += dropped
 	}
 	return true
 }
 
-// object appends every member of object n, their values cut to share
+// object appends every member of object idx, their values cut to share
 // budget, or reports false if their keys and least values do not fit.
-func (c *cutter) object(n *jsonNode, budget int, path string) bool {
+func (c *cutter) object(idx int32, budget int, path string) bool {
 	var members []int32
-	fixed := 2 + int(n.count) - 1 // braces and commas
-	for i := n.first; i >= 0; i = c.t.nodes[i].next {
+	fixed := 2 + int(c.t.nodes[idx].count) - 1 // braces and commas
+	for i := c.t.firstChild(idx); i >= 0; i = c.t.nodes[i].next {
 		m := &c.t.nodes[i]
 		fixed += len(c.t.key(m)) + 1 // the key and its colon
 		members = append(members, i)

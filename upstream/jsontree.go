@@ -7,9 +7,10 @@ import (
 	"unicode/utf8"
 )
 
-// A jsonTree indexes compact JSON text for cutting: every value's span,
-// its kind and its children, without decoding any of it. Building one for
-// a 1 MB answer takes a fraction of what decoding it would.
+// A jsonTree indexes compact JSON text for cutting: a value's span, its
+// kind, its number of children and, once asked for (firstChild), the
+// children themselves. What a cut never looks into is only skipped over,
+// so indexing a 1 MB answer cut to a few KiB touches few nodes.
 type jsonTree struct {
 	src   []byte
 	nodes []jsonNode
@@ -18,11 +19,14 @@ type jsonTree struct {
 type jsonNode struct {
 	start, end int32 // the value's span in src
 	keyStart   int32 // an object member's key (quoted) is src[keyStart:start-1]; -1 else
-	first      int32 // the first child; -1 for none
+	first      int32 // the first child; -1 for none, unbuilt while the children are not indexed
 	next       int32 // the next sibling; -1 for none
 	count      int32 // children
 	kind       byte  // '{', '[', '"', or '0' for numbers, true, false and null
 }
+
+// unbuilt marks a container whose children are not indexed yet.
+const unbuilt = -2
 
 func (n *jsonNode) size() int { return int(n.end - n.start) }
 
@@ -31,48 +35,53 @@ func (t *jsonTree) key(n *jsonNode) []byte { return t.src[n.keyStart : n.start-1
 
 // newJSONTree indexes src, which must be valid, compact JSON.
 func newJSONTree(src []byte) *jsonTree {
-	t := &jsonTree{src: src, nodes: make([]jsonNode, 0, len(src)/16+1)}
+	t := &jsonTree{src: src, nodes: make([]jsonNode, 0, 64)}
 	t.value(0, -1)
 	return t
 }
 
-// value indexes the value at i, an object member's when keyStart is not -1,
-// and returns its node's index.
+// value indexes the value at i, an object member's when keyStart is not
+// -1, and returns its node's index. Pointers into t.nodes do not outlive
+// a call that adds nodes (value, firstChild): indexes do.
 func (t *jsonTree) value(i int, keyStart int32) int32 {
 	idx := int32(len(t.nodes))
-	t.nodes = append(t.nodes, jsonNode{start: int32(i), keyStart: keyStart, first: -1, next: -1})
-	kind := t.src[i]
-	end := 0
-	switch kind {
+	n := jsonNode{start: int32(i), keyStart: keyStart, first: -1, next: -1, kind: t.src[i]}
+	switch n.kind {
 	case '"':
-		end = stringEnd(t.src, i)
+		n.end = int32(stringEnd(t.src, i))
 	case '{', '[':
-		end = t.children(idx, i)
+		end, count := skipContainer(t.src, i)
+		n.end, n.count = int32(end), int32(count)
+		if count > 0 {
+			n.first = unbuilt
+		}
 	default:
-		kind = '0'
-		end = i
+		n.kind = '0'
+		end := i
 		for end < len(t.src) {
 			if c := t.src[end]; c == ',' || c == ']' || c == '}' {
 				break
 			}
 			end++
 		}
+		n.end = int32(end)
 	}
-	n := &t.nodes[idx]
-	n.kind, n.end = kind, int32(end)
+	t.nodes = append(t.nodes, n)
 	return idx
 }
 
-// children indexes the members or items of the container at i and
-// returns the end of the container.
-func (t *jsonTree) children(idx int32, i int) int {
+// firstChild returns the first child of node idx, indexing its children
+// if they are not yet; -1 for none.
+func (t *jsonTree) firstChild(idx int32) int32 {
+	if t.nodes[idx].first != unbuilt {
+		return t.nodes[idx].first
+	}
 	closing := byte(']')
-	if t.src[i] == '{' {
+	if t.src[t.nodes[idx].start] == '{' {
 		closing = '}'
 	}
-	i++
+	i := int(t.nodes[idx].start) + 1
 	prev := int32(-1)
-	var count int32
 	for t.src[i] != closing {
 		keyStart := int32(-1)
 		if closing == '}' {
@@ -86,14 +95,38 @@ func (t *jsonTree) children(idx int32, i int) int {
 			t.nodes[prev].next = child
 		}
 		prev = child
-		count++
 		i = int(t.nodes[child].end)
 		if t.src[i] == ',' {
 			i++
 		}
 	}
-	t.nodes[idx].count = count
-	return i + 1
+	return t.nodes[idx].first
+}
+
+// skipContainer returns the end of the object or array at src[i] and the
+// number of its members or items.
+func skipContainer(src []byte, i int) (end, count int) {
+	depth := 0
+	for j := i; j < len(src); j++ {
+		switch src[j] {
+		case '"':
+			j = stringEnd(src, j) - 1
+		case '{', '[':
+			depth++
+			if depth == 1 && src[j+1] != '}' && src[j+1] != ']' {
+				count = 1
+			}
+		case '}', ']':
+			if depth--; depth == 0 {
+				return j + 1, count
+			}
+		case ',':
+			if depth == 1 {
+				count++
+			}
+		}
+	}
+	return len(src), count // not reached with valid JSON
 }
 
 // stringEnd returns the end of the JSON string starting at src[i]: past
@@ -173,13 +206,13 @@ func (t *jsonTree) decode(idx int32) any {
 	switch n.kind {
 	case '{':
 		m := make(map[string]any, n.count)
-		for i := n.first; i >= 0; i = t.nodes[i].next {
+		for i := t.firstChild(idx); i >= 0; i = t.nodes[i].next {
 			m[unquote(t.key(&t.nodes[i]))] = t.decode(i)
 		}
 		return m
 	case '[':
 		a := make([]any, 0, n.count)
-		for i := n.first; i >= 0; i = t.nodes[i].next {
+		for i := t.firstChild(idx); i >= 0; i = t.nodes[i].next {
 			a = append(a, t.decode(i))
 		}
 		return a

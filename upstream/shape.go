@@ -257,7 +257,7 @@ func summaryText(target Target, status int, compact []byte) string {
 	case '{':
 		fmt.Fprintf(&b, "an object of %d %s", root.count, plural(int(root.count), "key", "keys"))
 		var arrays []string
-		for i := root.first; i >= 0; i = t.nodes[i].next {
+		for i := t.firstChild(0); i >= 0; i = t.nodes[i].next {
 			if m := &t.nodes[i]; m.kind == '[' && len(arrays) < 5 {
 				arrays = append(arrays, notePath(strings.TrimPrefix(keyPath(t.key(m)), "."))+" has "+strconv.Itoa(int(m.count))+" "+plural(int(m.count), "item", "items"))
 			}
