@@ -97,7 +97,7 @@ func TestLiveShaping(t *testing.T) {
 			wantToolError(t, callTool(t, c, "broken_filter", nil), "tool broken_filter: jq filter: tonumber cannot be applied to")
 			start := time.Now()
 			wantToolError(t, callTool(t, c, "looping_filter", nil), "tool looping_filter: jq filter: the tool's timeout ended before the filter did")
-			if took := time.Since(start); took > 3*time.Second {
+			if took := time.Since(start); took > 5*time.Second { // slack for a busy machine
 				t.Errorf("the endless filter took %v with a timeout of 1s", took)
 			}
 
