@@ -10,6 +10,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 func init() {
@@ -37,6 +39,8 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		header        <field> <value>
 //		timeout       <duration>
 //		max_response_size <size>
+//		max_result_size   <size>
+//		structured_text   full|summary
 //		max_request_size  <size>
 //		discovery     all|search
 //		allow_origins <origin...>
@@ -73,6 +77,8 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //			timeout <duration>
 //			annotations <hint>[=false] ...
 //			scopes  <scope...>
+//			jq      <filter>
+//			max_result_size <size>
 //		}
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -115,6 +121,18 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "discovery":
 			if err = oneArg(d, &h.Discovery); err == nil {
 				if err = checkDiscovery(h.Discovery); err != nil {
+					err = d.WrapErr(err)
+				}
+			}
+		case "max_result_size":
+			if err = sizeArg(d, &h.MaxResultSize); err == nil {
+				if err = checkResultSize(h.MaxResultSize); err != nil {
+					err = d.WrapErr(err)
+				}
+			}
+		case "structured_text":
+			if err = oneArg(d, &h.StructuredText); err == nil {
+				if err = checkStructuredText(h.StructuredText); err != nil {
 					err = d.WrapErr(err)
 				}
 			}
@@ -292,6 +310,19 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 			}
 		case "timeout":
 			err = durationArg(d, &t.Timeout)
+		case "jq":
+			if err = oneArg(d, &t.Jq); err == nil {
+				t.Jq = restoreShorthands(t.Jq)
+				if err = upstream.CheckJq(t.Jq); err != nil {
+					return nil, d.Errf("tool %s: %v", t.Name, err)
+				}
+			}
+		case "max_result_size":
+			if err = sizeArg(d, &t.MaxResultSize); err == nil {
+				if err = checkResultSize(t.MaxResultSize); err != nil {
+					return nil, d.Errf("tool %s: %v", t.Name, err)
+				}
+			}
 		case "annotations":
 			err = parseAnnotations(d, t)
 		case "scopes":

@@ -145,10 +145,12 @@ func (h *Handler) call(ctx context.Context, p *provisioned, raw any) (*mcp.CallT
 		return upstream.ErrorResult(msg), out
 	}
 	out.status = resp.Status
-	res := p.op.Result(target, resp)
+	res := p.op.Result(ctx, target, resp, p.shape)
 	switch {
 	case !res.IsError:
 		out.kind = outcomeOK
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		out.kind = outcomeTimeout // the jq filter ran into the deadline
 	case resp.Status >= 200 && resp.Status < 300:
 		out.kind = outcomeBadAnswer
 	default:

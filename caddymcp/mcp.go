@@ -113,6 +113,18 @@ type Handler struct {
 	// is a tool error. Default: 4MiB.
 	MaxResponseSize int64 `json:"max_response_size,omitempty"`
 
+	// MaxResultSize bounds, in bytes, each tool's result text and,
+	// separately, its structuredContent, for tools that set none of their
+	// own; see Tool.MaxResultSize. Default: no bound.
+	MaxResultSize int64 `json:"max_result_size,omitempty"`
+
+	// StructuredText is the text of a result that has structuredContent:
+	// "full", the same JSON (as the MCP spec advises, for clients that
+	// read only text), or "summary", a short line (the status, the counts,
+	// "see structuredContent") for clients that read structuredContent,
+	// so its bytes are not sent twice. Default: full.
+	StructuredText string `json:"structured_text,omitempty"`
+
 	Endpoint
 
 	// Tools are the tools this server offers, beside those of OpenAPI.
@@ -209,6 +221,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	releaseImport(docs)
+	for _, p := range h.tools {
+		if p.shape.MaxSize == 0 {
+			p.shape.MaxSize = h.MaxResultSize
+		}
+		p.shape.SummaryText = h.StructuredText == structuredTextSummary
+	}
 	if err := h.offerTools(srv, offered); err != nil {
 		return err
 	}
@@ -345,6 +363,12 @@ func (h *Handler) Validate() error {
 	if err := checkDiscovery(h.Discovery); err != nil {
 		return err
 	}
+	if err := checkResultSize(h.MaxResultSize); err != nil {
+		return err
+	}
+	if err := checkStructuredText(h.StructuredText); err != nil {
+		return err
+	}
 	if len(h.tools) == 0 {
 		return fmt.Errorf("mcp needs at least one tool")
 	}
@@ -362,6 +386,19 @@ func (h *Handler) Validate() error {
 		}
 	}
 	return h.Endpoint.validate()
+}
+
+// The values of structured_text.
+const (
+	structuredTextFull    = "full"
+	structuredTextSummary = "summary"
+)
+
+func checkStructuredText(v string) error {
+	if v != "" && v != structuredTextFull && v != structuredTextSummary {
+		return fmt.Errorf("structured_text %q: want %s or %s", v, structuredTextFull, structuredTextSummary)
+	}
+	return nil
 }
 
 // checkToolScopes refuses scopes that are not scope tokens, or that no

@@ -80,6 +80,19 @@ type Tool struct {
 	// Scopes must all be carried by the token of a request calling this
 	// tool; it needs the endpoint's authorization block. Default: none.
 	Scopes []string `json:"scopes,omitempty"`
+
+	// Jq is a jq filter (gojq) that reshapes a 2xx JSON answer before it
+	// becomes the result; with OutputSchema, structuredContent is the
+	// filter's output, validated against it. One output is that value;
+	// none or several are a JSON array of them. A filter that fails or
+	// runs past the timeout gives an error result. Default: none.
+	Jq string `json:"jq,omitempty"`
+
+	// MaxResultSize bounds, in bytes, the result text and, separately,
+	// its structuredContent; past it, JSON is cut structurally and text
+	// at a character boundary, with a note saying what was cut. At least
+	// 1KiB. Default: the handler's max_result_size.
+	MaxResultSize int64 `json:"max_result_size,omitempty"`
 }
 
 // Arg declares one argument of a tool.
@@ -172,6 +185,9 @@ type provisioned struct {
 	mcpTool mcp.Tool
 	op      *upstream.Operation
 	timeout caddy.Duration
+	// shape sizes its results: the tool's max_result_size or the
+	// handler's, and the handler's structured_text.
+	shape upstream.Shaping
 	// refs are the {env.*} and {file.*} placeholders in the text this
 	// tool's requests are built from, checked per call (see configRef).
 	refs []configRef
@@ -192,11 +208,15 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 	if t.Timeout < 0 {
 		return nil, fmt.Errorf("timeout must not be negative")
 	}
+	if err := checkResultSize(t.MaxResultSize); err != nil {
+		return nil, err
+	}
 	def := upstream.Definition{
 		Name: t.Name, Method: t.Method, Path: t.Path,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		Header: upstream.MergeHeaders(handlerHeaders, t.Headers),
 		Body:   upstream.BodyMode(t.Body), BodyArg: t.BodyArg,
+		Jq: t.Jq,
 	}
 	for _, a := range t.Args {
 		def.Args = append(def.Args, upstream.Arg{
@@ -216,7 +236,17 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 	}
 	p := newProvisioned(op, &def, t.Description, t.Title, t.Annotations)
 	p.timeout = t.Timeout
+	p.shape.MaxSize = t.MaxResultSize
 	return p, nil
+}
+
+// checkResultSize refuses a max_result_size that is negative or too small
+// to hold the note that says what was cut.
+func checkResultSize(n int64) error {
+	if n < 0 || n > 0 && n < upstream.MinResultSize {
+		return fmt.Errorf("max_result_size %d: want at least %d bytes (1KiB), room for the note that says what was cut", n, upstream.MinResultSize)
+	}
+	return nil
 }
 
 // newProvisioned is the provisioned form of op, built from def: its entry

@@ -37,6 +37,9 @@ type Definition struct {
 	Body   BodyMode
 	// BodyArg names the argument sent as the whole body with Body == BodyArg.
 	BodyArg string
+	// Jq is a jq filter that reshapes a 2xx JSON answer before it becomes
+	// the result; OutputSchema then describes the filter's output. "": none.
+	Jq string
 }
 
 // Arg is one arg line of a Definition.
@@ -93,6 +96,7 @@ type Operation struct {
 	input  *jsonschema.Schema
 	quick  *quickCheck // before input, for arg lines
 	output *jsonschema.Schema
+	jq     *jqFilter // nil: none
 	plan   *requestPlan
 }
 
@@ -141,6 +145,12 @@ func NewOperation(def Definition) (*Operation, error) {
 		}
 		if op.output, err = CompileSchema(def.OutputSchema); err != nil {
 			return nil, fmt.Errorf("output_schema: %v", err)
+		}
+	}
+
+	if def.Jq != "" {
+		if op.jq, err = compileJq(def.Jq); err != nil {
+			return nil, err
 		}
 	}
 
@@ -239,9 +249,15 @@ func (op *Operation) Request(ctx context.Context, base *url.URL, args map[string
 }
 
 // Result maps the answer to the request target names to a tool result: a
-// 2xx JSON answer is its JSON text and, with an output schema, also
-// structuredContent validated against it; text, images and audio map to
-// their content types; anything else is an error result naming the status.
-func (op *Operation) Result(target Target, answer *Response) *mcp.CallToolResult {
-	return answer.result(target, op.output)
+// 2xx JSON answer, through the jq filter if there is one, is its JSON text
+// and, with an output schema, also structuredContent validated against
+// it; text, images and audio map to their content types; anything else is
+// an error result naming the status. shape then sizes the result. ctx
+// bounds the filter: the tool's deadline.
+func (op *Operation) Result(ctx context.Context, target Target, answer *Response, shape Shaping) *mcp.CallToolResult {
+	res := answer.result(ctx, target, op)
+	// The text of a JSON answer, or of a filter's output, is JSON result
+	// checked: it is cut as JSON.
+	jsonText := !res.IsError && (op.jq != nil || isJSONType(answer.Header.Get("Content-Type")))
+	return shape.apply(target, answer.Status, res, jsonText)
 }

@@ -224,7 +224,7 @@ func TestOperationCall(t *testing.T) {
 	if got.Header.Get("User-Agent") != "caddy-mcp" {
 		t.Errorf("User-Agent %q", got.Header.Get("User-Agent"))
 	}
-	res := op.Result(target, answer)
+	res := op.Result(context.Background(), target, answer, Shaping{})
 	if len(res.Content) != 1 {
 		t.Fatalf("result %+v", res)
 	}
@@ -243,7 +243,7 @@ func TestOperationCall(t *testing.T) {
 	if answer, err = c.Do(req, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	res = op.Result(target, answer)
+	res = op.Result(context.Background(), target, answer, Shaping{})
 	text := res.Content[0].(mcp.TextContent).Text
 	if !res.IsError || text != "GET /items/x: upstream answered 302 Found (redirect to /login, not followed)" {
 		t.Errorf("redirect result %q", text)

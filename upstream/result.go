@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -37,11 +38,13 @@ type Target struct {
 	Sent, Base string
 }
 
-// result maps the answer to a tool result. A 2xx JSON answer is its JSON
-// text and, when output is set, also structuredContent validated against
-// output; text, images and audio map to their content types; anything else
-// is an error result naming the status.
-func (r *Response) result(target Target, output *jsonschema.Schema) *mcp.CallToolResult {
+// result maps the answer to a tool result of op. A 2xx JSON answer, through
+// op's jq filter if it has one, is its JSON text and, when op has an
+// output schema, also structuredContent validated against it; text,
+// images and audio map to their content types; anything else is an error
+// result naming the status.
+func (r *Response) result(ctx context.Context, target Target, op *Operation) *mcp.CallToolResult {
+	output := op.output
 	if r.Status < 200 || r.Status > 299 {
 		return ErrorResult(r.statusError(target))
 	}
@@ -55,10 +58,13 @@ func (r *Response) result(target Target, output *jsonschema.Schema) *mcp.CallToo
 		return TextResult(fmt.Sprintf("%s: upstream answered %s with no content", target.Label, statusText(r.Status)))
 	}
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	jsonType := mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
+	jsonType := isJSONType(mediaType)
+	if op.jq != nil {
+		return r.filtered(ctx, target, op, mediaType, jsonType)
+	}
 
 	if output != nil && (jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) && json.Valid(r.Body) {
-		return r.structured(target, output)
+		return structured(r.Body, output, target.Label+": the upstream answer")
 	}
 	switch {
 	case jsonType:
@@ -67,7 +73,7 @@ func (r *Response) result(target Target, output *jsonschema.Schema) *mcp.CallToo
 				target.Label, mediaType, preview(r.Body)))
 		}
 		if output != nil {
-			return r.structured(target, output)
+			return structured(r.Body, output, target.Label+": the upstream answer")
 		}
 		return TextResult(string(r.Body))
 	case strings.HasPrefix(mediaType, "image/"):
@@ -98,21 +104,47 @@ func (r *Response) result(target Target, output *jsonschema.Schema) *mcp.CallToo
 	}
 }
 
-func (r *Response) structured(target Target, output *jsonschema.Schema) *mcp.CallToolResult {
-	dec := json.NewDecoder(bytes.NewReader(r.Body))
+// filtered is the result of a 2xx answer through op's jq filter: the
+// answer must be JSON (of a JSON type, or of no type or a text type that
+// holds JSON, as with an output schema).
+func (r *Response) filtered(ctx context.Context, target Target, op *Operation, mediaType string, jsonType bool) *mcp.CallToolResult {
+	if !(jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) || !json.Valid(r.Body) {
+		return ErrorResult(fmt.Sprintf("tool %s: jq filter: %s answered %s that is not JSON: %s",
+			op.name, target.Label, orUnknown(mediaType), preview(r.Body)))
+	}
+	out, err := op.jq.run(ctx, r.Body)
+	if err != nil {
+		return ErrorResult(fmt.Sprintf("tool %s: jq filter: %v", op.name, err))
+	}
+	if op.output != nil {
+		return structured(out, op.output, fmt.Sprintf("tool %s: the jq filter's output", op.name))
+	}
+	return TextResult(string(out))
+}
+
+// structured is the result of JSON body that must match output: its text
+// and structuredContent. what names the body in errors.
+func structured(body []byte, output *jsonschema.Schema, what string) *mcp.CallToolResult {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return ErrorResult(fmt.Sprintf("%s: upstream answered invalid JSON: %s", target.Label, preview(r.Body)))
+		return ErrorResult(fmt.Sprintf("%s is invalid JSON: %s", what, preview(body)))
 	}
 	if err := output.Validate(v); err != nil {
-		return ErrorResult(fmt.Sprintf("%s: the upstream answer does not match the tool's output_schema:\n- %s",
-			target.Label, strings.Join(Violations(err), "\n- ")))
+		return ErrorResult(fmt.Sprintf("%s does not match the tool's output_schema:\n- %s",
+			what, strings.Join(Violations(err), "\n- ")))
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(r.Body))},
-		StructuredContent: json.RawMessage(r.Body),
+		Content:           []mcp.Content{mcp.NewTextContent(string(body))},
+		StructuredContent: json.RawMessage(body),
 	}
+}
+
+// isJSONType reports whether a media type, or a Content-Type, is JSON.
+func isJSONType(contentType string) bool {
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	return mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
 }
 
 func (r *Response) statusError(target Target) string {

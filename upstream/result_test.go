@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -54,7 +55,7 @@ func TestResult(t *testing.T) {
 		if !tt.output {
 			out = nil
 		}
-		res := tt.resp.result(call, out)
+		res := tt.resp.result(context.Background(), call, &Operation{output: out})
 		if res.IsError != tt.wantError {
 			t.Errorf("%s: isError %v, want %v (%+v)", tt.name, res.IsError, tt.wantError, res.Content)
 			continue
@@ -88,7 +89,7 @@ func TestResult(t *testing.T) {
 }
 
 func TestResultResourceURI(t *testing.T) {
-	res := response(200, "application/pdf", "\xff\xd8 binary").result(Target{Label: "GET /f", URI: "caddy-mcp://t/f"}, nil)
+	res := response(200, "application/pdf", "\xff\xd8 binary").result(context.Background(), Target{Label: "GET /f", URI: "caddy-mcp://t/f"}, &Operation{})
 	er, ok := res.Content[0].(mcp.EmbeddedResource)
 	if !ok {
 		t.Fatalf("content is %T", res.Content[0])

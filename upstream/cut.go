@@ -1,0 +1,303 @@
+package upstream
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Cutting JSON to a size keeps it valid JSON a model can read: every key
+// of every object that is shown, the first items of arrays, the start of
+// long strings, and in place of a container too deep to show a short
+// string saying what it held ("{12 keys}"). The budget goes top-down:
+// small members are kept whole and the large ones share what is left
+// (water-filling), so one long field does not crowd out the others.
+
+// ellipsis ends a shortened string.
+const ellipsis = "…"
+
+// minString is the least a shortened string takes: its quotes and the
+// ellipsis.
+const minString = 2 + len(ellipsis)
+
+// Cut records what cutting a result left out. Counts are exact; paths
+// are JSONPath-like ($, $.items[3].body, $["a key"]).
+type Cut struct {
+	// Limit is the max_result_size applied; Size the bytes before, Kept
+	// the bytes of what is left (of the JSON or text, without the note).
+	Limit int64 `json:"limit"`
+	Size  int   `json:"size"`
+	Kept  int   `json:"kept"`
+	// Arrays are the arrays shortened from the end.
+	Arrays []CutArray `json:"arrays,omitempty"`
+	// Strings are the strings shortened.
+	Strings []CutString `json:"strings,omitempty"`
+	// Summarized are the values replaced by a summary such as "{12 keys}".
+	Summarized []CutValue `json:"summarized,omitempty"`
+	// ItemsDropped is the number of array items left out, over Arrays.
+	ItemsDropped int `json:"items_dropped,omitempty"`
+	// Text is set when the result is text cut at a character boundary.
+	Text bool `json:"text,omitempty"`
+}
+
+// CutArray is an array shortened to Kept of its Of items.
+type CutArray struct {
+	Path string `json:"path"`
+	Kept int    `json:"kept"`
+	Of   int    `json:"of"`
+}
+
+// CutString is a string shortened from Of to Kept bytes of JSON.
+type CutString struct {
+	Path string `json:"path"`
+	Kept int    `json:"kept"`
+	Of   int    `json:"of"`
+}
+
+// CutValue is a value of Of bytes shown as As.
+type CutValue struct {
+	Path string `json:"path"`
+	As   string `json:"as"`
+	Of   int    `json:"of"`
+}
+
+// cutter renders one cut of a jsonTree.
+type cutter struct {
+	t   *jsonTree
+	out []byte
+	cut *Cut
+}
+
+// cutJSON cuts compact JSON src to at most budget bytes; it returns src
+// itself when it fits. budget must be at least floor of the root (a few
+// dozen bytes at most, unless the root is a long number).
+func cutJSON(src []byte, budget int, cut *Cut) []byte {
+	if len(src) <= budget {
+		return src
+	}
+	c := cutter{t: newJSONTree(src), out: make([]byte, 0, budget), cut: cut}
+	c.render(0, budget, "$")
+	return c.out
+}
+
+// floor is the least node n can be shown in.
+func (c *cutter) floor(n *jsonNode) int {
+	size := n.size()
+	switch n.kind {
+	case '"':
+		return min(size, minString)
+	case '0':
+		if size <= 24 {
+			return size
+		}
+	}
+	return min(size, len(n.summary())+2)
+}
+
+// render appends node idx in at most budget bytes; budget is at least its
+// floor.
+func (c *cutter) render(idx int32, budget int, path string) {
+	n := &c.t.nodes[idx]
+	if n.size() <= budget {
+		c.out = append(c.out, c.t.src[n.start:n.end]...)
+		return
+	}
+	switch n.kind {
+	case '"':
+		c.shorten(n, budget, path)
+		return
+	case '[':
+		if c.array(idx, budget, path) {
+			return
+		}
+	case '{':
+		if c.object(idx, budget, path) {
+			return
+		}
+	}
+	n = &c.t.nodes[idx] // array and object index children: t.nodes may have moved
+	as := n.summary()
+	c.out = strconv.AppendQuote(c.out, as)
+	c.cut.Summarized = append(c.cut.Summarized, CutValue{Path: path, As: as, Of: n.size()})
+}
+
+// shorten appends the start of string n and an ellipsis, in budget bytes,
+// never splitting a character or an escape (a surrogate pair is one).
+func (c *cutter) shorten(n *jsonNode, budget int, path string) {
+	body := c.t.src[n.start+1 : n.end-1]
+	room := budget - minString
+	i := 0
+	for i < len(body) {
+		step := 1
+		switch b := body[i]; {
+		case b == '\\' && i+1 < len(body) && body[i+1] == 'u':
+			step = 6
+			if i+12 <= len(body) && isHighSurrogate(body[i+2:i+6]) && body[i+6] == '\\' && body[i+7] == 'u' {
+				step = 12
+			}
+		case b == '\\':
+			step = 2
+		case b >= utf8.RuneSelf:
+			_, step = utf8.DecodeRune(body[i:])
+		}
+		if i+step > room {
+			break
+		}
+		i += step
+	}
+	c.out = append(c.out, '"')
+	c.out = append(c.out, body[:i]...)
+	c.out = append(c.out, ellipsis...)
+	c.out = append(c.out, '"')
+	c.cut.Strings = append(c.cut.Strings, CutString{Path: path, Kept: i + minString, Of: n.size()})
+}
+
+// isHighSurrogate reports whether the four hex digits of a \u escape are
+// D800 to DBFF.
+func isHighSurrogate(hex []byte) bool {
+	v, err := strconv.ParseUint(string(hex), 16, 16)
+	return err == nil && v >= 0xD800 && v <= 0xDBFF
+}
+
+// array appends the first items of array idx that fit in budget, the last
+// of them perhaps cut, and reports false if not even one fits. It keeps
+// as many items as fit when each large one gets at least an eighth of
+// the budget, so a long list keeps whole items and a short list of
+// large items keeps them all, cut.
+func (c *cutter) array(idx int32, budget int, path string) bool {
+	share := max(budget/8, 64)
+	var items []int32
+	used := 2
+	first := c.t.firstChild(idx)
+	count := int(c.t.nodes[idx].count)
+	for i := first; i >= 0; i = c.t.nodes[i].next {
+		item := &c.t.nodes[i]
+		need := max(c.floor(item), min(item.size(), share))
+		if len(items) > 0 {
+			need++ // the comma
+		}
+		if used+need > budget {
+			break
+		}
+		used += need
+		items = append(items, i)
+	}
+	if len(items) == 0 {
+		if budget-2 < c.floor(&c.t.nodes[first]) {
+			return false
+		}
+		items = append(items, first)
+	}
+	grants := c.share(items, budget-2-(len(items)-1))
+	c.out = append(c.out, '[')
+	for i, item := range items {
+		if i > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.render(item, grants[i], path+"["+strconv.Itoa(i)+"]")
+	}
+	c.out = append(c.out, ']')
+	if dropped := count - len(items); dropped > 0 {
+		c.cut.Arrays = append(c.cut.Arrays, CutArray{Path: path, Kept: len(items), Of: count})
+		c.cut.ItemsDropped += dropped
+	}
+	return true
+}
+
+// object appends every member of object idx, their values cut to share
+// budget, or reports false if their keys and least values do not fit.
+func (c *cutter) object(idx int32, budget int, path string) bool {
+	var members []int32
+	fixed := 2 + int(c.t.nodes[idx].count) - 1 // braces and commas
+	for i := c.t.firstChild(idx); i >= 0; i = c.t.nodes[i].next {
+		m := &c.t.nodes[i]
+		fixed += len(c.t.key(m)) + 1 // the key and its colon
+		members = append(members, i)
+	}
+	floors := 0
+	for _, m := range members {
+		floors += c.floor(&c.t.nodes[m])
+	}
+	if fixed+floors > budget {
+		return false
+	}
+	grants := c.share(members, budget-fixed)
+	c.out = append(c.out, '{')
+	for i, m := range members {
+		if i > 0 {
+			c.out = append(c.out, ',')
+		}
+		node := &c.t.nodes[m]
+		key := c.t.key(node)
+		c.out = append(c.out, key...)
+		c.out = append(c.out, ':')
+		c.render(m, grants[i], path+keyPath(key))
+	}
+	c.out = append(c.out, '}')
+	return true
+}
+
+// share divides budget among nodes: each gets its size, or if that is
+// more than a common cap, the cap, but never less than its floor. The
+// cap is the largest that fits; what rounding leaves goes to the first
+// nodes that are cut. The floors fit in budget.
+func (c *cutter) share(nodes []int32, budget int) []int {
+	grants := make([]int, len(nodes))
+	total := func(capped int) int {
+		sum := 0
+		for _, i := range nodes {
+			n := &c.t.nodes[i]
+			sum += min(n.size(), max(c.floor(n), capped))
+		}
+		return sum
+	}
+	lo, hi := 0, 0
+	for _, i := range nodes {
+		hi = max(hi, c.t.nodes[i].size())
+	}
+	for lo < hi { // the largest cap whose total fits
+		mid := lo + (hi-lo+1)/2
+		if total(mid) <= budget {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	left := budget
+	for k, i := range nodes {
+		n := &c.t.nodes[i]
+		grants[k] = min(n.size(), max(c.floor(n), lo))
+		left -= grants[k]
+	}
+	for k, i := range nodes {
+		if left <= 0 {
+			break
+		}
+		if extra := min(left, c.t.nodes[i].size()-grants[k]); extra > 0 {
+			grants[k] += extra
+			left -= extra
+		}
+	}
+	return grants
+}
+
+// keyPath is the path step of a quoted key: .name for a plain name, else
+// ["the key"].
+func keyPath(quoted []byte) string {
+	var name string
+	if err := json.Unmarshal(quoted, &name); err != nil {
+		return "[" + string(quoted) + "]"
+	}
+	plain := name != ""
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return "." + name
+	}
+	q, _ := json.Marshal(name)
+	return "[" + string(q) + "]"
+}

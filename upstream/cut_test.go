@@ -1,0 +1,313 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/jsonschema"
+)
+
+// items is a JSON array of n objects, each with an id, a title and a body
+// of bodyLen bytes.
+func items(n, bodyLen int) string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":%d,"title":"item %d","body":%q}`, i, i, strings.Repeat("x", bodyLen))
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// checkCut checks what every cut must be: valid JSON within budget, and
+// a record consistent with what was left out.
+func checkCut(t *testing.T, src string, out []byte, budget int, cut *Cut) {
+	t.Helper()
+	if !json.Valid(out) {
+		t.Fatalf("cut to %d bytes is not valid JSON: %s", budget, out)
+	}
+	if len(out) > budget {
+		t.Fatalf("cut to %d bytes is %d bytes", budget, len(out))
+	}
+	dropped := 0
+	for _, a := range cut.Arrays {
+		if a.Kept >= a.Of || a.Kept < 1 {
+			t.Errorf("array %s: kept %d of %d", a.Path, a.Kept, a.Of)
+		}
+		dropped += a.Of - a.Kept
+	}
+	if dropped != cut.ItemsDropped {
+		t.Errorf("items dropped %d, the arrays say %d", cut.ItemsDropped, dropped)
+	}
+	for _, s := range cut.Strings {
+		if s.Kept >= s.Of {
+			t.Errorf("string %s: kept %d of %d bytes", s.Path, s.Kept, s.Of)
+		}
+	}
+	if len(src) <= budget && (len(cut.Arrays)+len(cut.Strings)+len(cut.Summarized) > 0 || string(out) != src) {
+		t.Errorf("a JSON text within the budget was cut: %s", out)
+	}
+}
+
+func TestCutJSON(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		src    string
+		budget int
+		want   string // the cut; "" to check only its record
+		arrays []CutArray
+		strs   []CutString
+		sums   []CutValue
+	}{
+		{name: "fits", src: `{"a":[1,2,3]}`, budget: 13, want: `{"a":[1,2,3]}`},
+		{name: "array shortened from the end", src: `[1,2,3,4,5,6,7,8,9,10]`, budget: 10, want: `[1,2,3,4]`,
+			arrays: []CutArray{{Path: "$", Kept: 4, Of: 10}}},
+		{name: "long string", src: `{"id":1,"body":"abcdefghijklmnopqrstuvwxyz"}`, budget: 30, want: `{"id":1,"body":"abcdefghi…"}`,
+			strs: []CutString{{Path: "$.body", Kept: 14, Of: 28}}},
+		{name: "multi-byte string cut between characters", src: `["ééééééééééé"]`, budget: 14, want: `["ééé…"]`,
+			strs: []CutString{{Path: "$[0]", Kept: 11, Of: 24}}},
+		{name: "escapes stay whole", src: `["\u00e9\u00e9\u00e9\n\n\n\n"]`, budget: 23, want: `["\u00e9\u00e9…"]`,
+			strs: []CutString{{Path: "$[0]", Kept: 17, Of: 28}}},
+		{name: "a surrogate pair stays whole", src: `["\ud83d\ude00\ud83d\ude00"]`, budget: 24, want: `["\ud83d\ude00…"]`,
+			strs: []CutString{{Path: "$[0]", Kept: 17, Of: 26}}},
+		{name: "deep levels summarized", src: `{"id":7,"owner":{"login":"octocat","id":1,"site_admin":false,"type":"User"}}`, budget: 40,
+			want: `{"id":7,"owner":"{4 keys}"}`, sums: []CutValue{{Path: "$.owner", As: "{4 keys}", Of: 59}}},
+		{name: "a key that is not a name", src: `{"a b":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}`, budget: 20,
+			want: `{"a b":[1,2,3,4,5]}`, arrays: []CutArray{{Path: `$["a b"]`, Kept: 5, Of: 20}}},
+		{name: "large items of a short list are all kept, cut", src: items(3, 400), budget: 400},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cut := &Cut{}
+			out := cutJSON([]byte(tt.src), tt.budget, cut)
+			checkCut(t, tt.src, out, tt.budget, cut)
+			if tt.want != "" && string(out) != tt.want {
+				t.Errorf("got  %s\nwant %s", out, tt.want)
+			}
+			if tt.want != "" {
+				for _, c := range []struct {
+					name      string
+					got, want any
+				}{{"arrays", cut.Arrays, tt.arrays}, {"strings", cut.Strings, tt.strs}, {"summarized", cut.Summarized, tt.sums}} {
+					g, _ := json.Marshal(c.got)
+					w, _ := json.Marshal(c.want)
+					if string(g) != string(w) && !(string(g) == "null" && string(w) == "null") {
+						t.Errorf("%s: got %s, want %s", c.name, g, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCutKeepsEveryItemOfAShortList: three large items share the budget
+// rather than one filling it.
+func TestCutKeepsEveryItemOfAShortList(t *testing.T) {
+	cut := &Cut{}
+	out := cutJSON([]byte(items(3, 400)), 400, cut)
+	var got []map[string]any
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != 3 {
+		t.Fatalf("want the 3 items, got %s (%v)", out, err)
+	}
+	if len(cut.Strings) != 3 || cut.ItemsDropped != 0 {
+		t.Errorf("want the 3 bodies shortened and no item dropped, got %+v", cut)
+	}
+}
+
+// TestCutLongListKeepsWholeItems: a long list of small items keeps the
+// first ones whole and drops the rest.
+func TestCutLongListKeepsWholeItems(t *testing.T) {
+	src := items(500, 20)
+	cut := &Cut{}
+	out := cutJSON([]byte(src), 2000, cut)
+	checkCut(t, src, out, 2000, cut)
+	var got []map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(cut.Strings)+len(cut.Summarized) != 0 || len(cut.Arrays) != 1 || cut.Arrays[0].Kept != len(got) || cut.ItemsDropped != 500-len(got) {
+		t.Errorf("want whole items kept, the rest dropped; got %d items and %+v", len(got), cut)
+	}
+}
+
+// TestShapingText: results cut to max_result_size with a note whose
+// counts are exact, text at a character boundary, and nothing cut at the
+// limit itself.
+func TestShapingText(t *testing.T) {
+	target := Target{Label: "GET /items"}
+	long := strings.Repeat("é", 2000) // 4000 bytes
+	for _, tt := range []struct {
+		name  string
+		text  string
+		limit int
+		cut   bool
+	}{
+		{"exactly at the limit", strings.Repeat("a", 1024), 1024, false},
+		{"one byte over", strings.Repeat("a", 1025), 1024, true},
+		{"multi-byte text", long, 1500, true},
+		{"JSON array", items(100, 50), 2048, true},
+		{"pretty JSON that fits compacted", "[\n  1,\n  2\n]" + strings.Repeat(" ", 2000), 1024, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Shaping{MaxSize: int64(tt.limit)}.apply(target, 200, TextResult(tt.text), json.Valid([]byte(tt.text)))
+			text := res.Content[0].(mcp.TextContent).Text
+			if len(text) > tt.limit {
+				t.Fatalf("%d bytes, over the limit of %d", len(text), tt.limit)
+			}
+			if !utf8.ValidString(text) {
+				t.Fatal("the text is not valid UTF-8")
+			}
+			cut, _ := cutOf(res)
+			if !tt.cut {
+				if cut != nil || strings.Contains(text, "[cut to") {
+					t.Fatalf("nothing should be cut: %s", text)
+				}
+				return
+			}
+			if cut == nil {
+				t.Fatal("no cut in _meta")
+			}
+			body, note, ok := strings.Cut(text, noteSep+"[cut to")
+			if !ok {
+				t.Fatalf("no note: %q", text)
+			}
+			if len(body) != cut.Kept || cut.Size != len(tt.text) {
+				t.Errorf("the note says %d of %d bytes, the text keeps %d of %d", cut.Kept, cut.Size, len(body), len(tt.text))
+			}
+			if cut.Text {
+				if !strings.HasPrefix(tt.text, body) {
+					t.Error("the text kept is not the start of the text")
+				}
+				want := fmt.Sprintf("the text is %d bytes; the first %d are shown, %d left out]", len(tt.text), len(body), len(tt.text)-len(body))
+				if !strings.HasSuffix(note, want) {
+					t.Errorf("note %q, want it to end %q", note, want)
+				}
+			} else if !json.Valid([]byte(body)) {
+				t.Errorf("the JSON kept is not valid: %s", body)
+			}
+		})
+	}
+}
+
+// cutOf is the Cut a result's _meta carries, if any.
+func cutOf(res *mcp.CallToolResult) (*Cut, bool) {
+	if res.Meta == nil {
+		return nil, false
+	}
+	cut, ok := res.Meta.AdditionalFields[CutMetaKey].(*Cut)
+	return cut, ok
+}
+
+// TestShapingStructured: structuredContent is cut like the text and
+// marked in _meta, never in the object; the text is the same cut JSON
+// with the note, or with structured_text summary a short summary.
+func TestShapingStructured(t *testing.T) {
+	target := Target{Label: "GET /repos/o/r"}
+	body := fmt.Sprintf(`{"id":1,"name":"r","topics":["a","b"],"items":%s}`, items(60, 40))
+	for _, summary := range []bool{false, true} {
+		res := structured([]byte(body), mustSchema(t, `{"type":"object"}`), "answer")
+		res = Shaping{MaxSize: 2048, SummaryText: summary}.apply(target, 200, res, true)
+		sc := res.StructuredContent.(json.RawMessage)
+		if len(sc) > 2048 || !json.Valid(sc) {
+			t.Fatalf("structuredContent of %d bytes, valid %v", len(sc), json.Valid(sc))
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(sc, &obj); err != nil || len(obj) != 4 {
+			t.Fatalf("want the object with its 4 keys, got %s", sc)
+		}
+		cut, ok := cutOf(res)
+		if !ok || cut.Kept != len(sc) || cut.Size != len(body) || cut.ItemsDropped == 0 {
+			t.Fatalf("the _meta cut %+v does not describe %d of %d bytes", cut, len(sc), len(body))
+		}
+		text := res.Content[0].(mcp.TextContent).Text
+		if len(text) > 2048 {
+			t.Errorf("text of %d bytes", len(text))
+		}
+		if summary {
+			want := "GET /repos/o/r answered 200 OK: an object of 4 keys (topics has 2 items, items has 60 items), "
+			if !strings.HasPrefix(text, want) || !strings.Contains(text, "see structuredContent") {
+				t.Errorf("summary %q, want it to start %q", text, want)
+			}
+		} else if !strings.HasPrefix(text, string(sc)+noteSep+"[cut to") {
+			t.Errorf("text %q is not the cut JSON and the note", text)
+		}
+		if want := fmt.Sprintf("%d array items left out", cut.ItemsDropped); !strings.Contains(text, want) {
+			t.Errorf("the note does not say %q: %s", want, text)
+		}
+	}
+}
+
+// TestShapingSummaryUncut: structured_text summary without a cut is the
+// summary alone; full with no limit leaves the result alone.
+func TestShapingSummaryUncut(t *testing.T) {
+	obj := structured([]byte(`{"a":[1,2,3],"b":{}}`), mustSchema(t, `{"type":"object"}`), "answer")
+	got := Shaping{SummaryText: true}.apply(Target{Label: "GET /x"}, 200, obj, true)
+	want := "GET /x answered 200 OK: an object of 2 keys (a has 3 items), 20 bytes of JSON; see structuredContent."
+	if text := got.Content[0].(mcp.TextContent).Text; text != want {
+		t.Errorf("got %q, want %q", text, want)
+	}
+	full := structured([]byte(`{"a":1}`), mustSchema(t, `{"type":"object"}`), "answer")
+	if got := (Shaping{}).apply(Target{}, 200, full, true); got.Content[0].(mcp.TextContent).Text != `{"a":1}` || got.Meta != nil {
+		t.Errorf("full text changed: %+v", got)
+	}
+}
+
+func mustSchema(t *testing.T, s string) *jsonschema.Schema {
+	t.Helper()
+	sch, err := CompileSchema(json.RawMessage(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+// FuzzCut: valid JSON in, valid JSON out within the budget, and a record
+// whose counts add up.
+func FuzzCut(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,3],"b":"xyz"}`, items(20, 30), `["\ud83d\ude00\u00e9é"]`, `[[[[[[1]]]]]]`, `{"":{"":{"":""}}}`, `123456789012345678901234567890`} {
+		f.Add([]byte(s), 40)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, budget int) {
+		if !json.Valid(src) {
+			return
+		}
+		compact := compactJSON(src)
+		var want bytes.Buffer
+		if err := json.Compact(&want, src); err != nil || want.String() != string(compact) {
+			t.Fatalf("compactJSON %q = %q, want %q", src, compact, want.String())
+		}
+		dec := json.NewDecoder(bytes.NewReader(src))
+		dec.UseNumber()
+		var std any
+		if err := dec.Decode(&std); err == nil && !reflect.DeepEqual(newJSONTree(compact).decode(0), std) {
+			t.Fatalf("the tree decodes %q unlike encoding/json", src)
+		}
+		budget = 32 + abs(budget)%2048
+		cut := &Cut{}
+		done := make(chan []byte)
+		go func() { done <- cutJSON(compact, budget, cut) }()
+		select {
+		case out := <-done:
+			checkCut(t, string(compact), out, budget, cut)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("cutting %d bytes to %d takes more than 5s", len(compact), budget)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
