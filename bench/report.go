@@ -208,7 +208,7 @@ func (r *report) write() error {
 	}
 	if d := r.discovery; d != nil {
 		w("\n## Discovery: GitHub's whole API\n\n")
-		w("GitHub's published OpenAPI document imported into one `mcp` handler (%d tools), with `discovery all` and with `discovery search`, in the bench's process: the bytes of a 2025-11-25 tools/list answer, which a client puts before the model before it has done anything.\n\n", d.Tools)
+		w("GitHub's published OpenAPI document imported into one `mcp` handler (%d tools), with `discovery all` and with `discovery search`, served by the Caddy built from this checkout: the bytes of a 2025-11-25 tools/list answer, which a client puts before the model before it has done anything.\n\n", d.Tools)
 		w("| discovery | tools listed | tools/list bytes |\n|---|---|---|\n")
 		w("| all | %d | %d |\n| search | 2 | %d (%.2f%%) |\n", d.Tools, d.AllBytes, d.SearchBytes, 100*d.share())
 		w("\nThen `search_tools` `{\"query\": %q}` answers %d bytes: %s.\n", d.Query, d.AnswerBytes, strings.Join(d.Found, ", "))
