@@ -3,18 +3,25 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
 
 // A jsonTree indexes compact JSON text for cutting: a value's span, its
 // kind, its number of children and, once asked for (firstChild), the
-// children themselves. What a cut never looks into is only skipped over,
-// so indexing a 1 MB answer cut to a few KiB touches few nodes.
+// children themselves. What a cut never looks into gets no node, so
+// indexing a 1 MB answer cut to a few KiB makes few nodes; the ends of
+// all containers are found first, in one pass, so that deep nesting does
+// not make each level scan again what is inside it.
 type jsonTree struct {
 	src   []byte
 	nodes []jsonNode
+	spans []span // every container, in the order of their starts
 }
+
+// span is one container's extent and its number of children.
+type span struct{ start, end, count int32 }
 
 type jsonNode struct {
 	start, end int32 // the value's span in src
@@ -35,7 +42,7 @@ func (t *jsonTree) key(n *jsonNode) []byte { return t.src[n.keyStart : n.start-1
 
 // newJSONTree indexes src, which must be valid, compact JSON.
 func newJSONTree(src []byte) *jsonTree {
-	t := &jsonTree{src: src, nodes: make([]jsonNode, 0, 64)}
+	t := &jsonTree{src: src, nodes: make([]jsonNode, 0, 64), spans: containerSpans(src)}
 	t.value(0, -1)
 	return t
 }
@@ -50,9 +57,9 @@ func (t *jsonTree) value(i int, keyStart int32) int32 {
 	case '"':
 		n.end = int32(stringEnd(t.src, i))
 	case '{', '[':
-		end, count := skipContainer(t.src, i)
-		n.end, n.count = int32(end), int32(count)
-		if count > 0 {
+		sp := t.span(i)
+		n.end, n.count = sp.end, sp.count
+		if sp.count > 0 {
 			n.first = unbuilt
 		}
 	default:
@@ -103,30 +110,43 @@ func (t *jsonTree) firstChild(idx int32) int32 {
 	return t.nodes[idx].first
 }
 
-// skipContainer returns the end of the object or array at src[i] and the
-// number of its members or items.
-func skipContainer(src []byte, i int) (end, count int) {
-	depth := 0
-	for j := i; j < len(src); j++ {
+// containerSpans finds every object and array of src in one pass: its
+// end and its number of members or items.
+func containerSpans(src []byte) []span {
+	var spans []span
+	var open []int // indexes into spans of the containers not yet closed
+	for j := 0; j < len(src); j++ {
 		switch src[j] {
 		case '"':
 			j = stringEnd(src, j) - 1
 		case '{', '[':
-			depth++
-			if depth == 1 && src[j+1] != '}' && src[j+1] != ']' {
-				count = 1
+			sp := span{start: int32(j), end: int32(len(src))}
+			if j+1 < len(src) && src[j+1] != '}' && src[j+1] != ']' {
+				sp.count = 1
 			}
+			open = append(open, len(spans))
+			spans = append(spans, sp)
 		case '}', ']':
-			if depth--; depth == 0 {
-				return j + 1, count
+			if len(open) > 0 {
+				spans[open[len(open)-1]].end = int32(j + 1)
+				open = open[:len(open)-1]
 			}
 		case ',':
-			if depth == 1 {
-				count++
+			if len(open) > 0 {
+				spans[open[len(open)-1]].count++
 			}
 		}
 	}
-	return len(src), count // not reached with valid JSON
+	return spans
+}
+
+// span is the container that starts at src[i].
+func (t *jsonTree) span(i int) span {
+	k, _ := slices.BinarySearchFunc(t.spans, int32(i), func(sp span, start int32) int { return int(sp.start - start) })
+	if k < len(t.spans) && t.spans[k].start == int32(i) {
+		return t.spans[k]
+	}
+	return span{start: int32(i), end: int32(len(t.src))} // not reached with valid JSON
 }
 
 // stringEnd returns the end of the JSON string starting at src[i]: past
