@@ -36,6 +36,11 @@ type Cut struct {
 	Summarized []CutValue `json:"summarized,omitempty"`
 	// ItemsDropped is the number of array items left out, over Arrays.
 	ItemsDropped int `json:"items_dropped,omitempty"`
+	// Objects are the objects whose last members were left out: only the
+	// root, which a summary would replace whole.
+	Objects []CutArray `json:"objects,omitempty"`
+	// KeysDropped is the number of members left out, over Objects.
+	KeysDropped int `json:"keys_dropped,omitempty"`
 	// Text is set when the result is text cut at a character boundary.
 	Text bool `json:"text,omitempty"`
 }
@@ -219,9 +224,49 @@ func (c *cutter) object(idx int32, budget int, path string) bool {
 		floors += c.floor(&c.t.nodes[m])
 	}
 	if fixed+floors > budget {
+		if idx != 0 {
+			return false
+		}
+		return c.objectPrefix(members, budget, path)
+	}
+	c.members(members, c.share(members, budget-fixed), path)
+	return true
+}
+
+// objectPrefix appends the first members of the root object that fit in
+// budget, and reports false if not even one fits: the root stays an
+// object (structuredContent must be one), where a summary would leave
+// nothing of it.
+func (c *cutter) objectPrefix(members []int32, budget int, path string) bool {
+	var kept []int32
+	used := 2
+	for _, m := range members {
+		node := &c.t.nodes[m]
+		need := len(c.t.key(node)) + 1 + c.floor(node)
+		if len(kept) > 0 {
+			need++ // the comma
+		}
+		if used+need > budget {
+			break
+		}
+		used += need
+		kept = append(kept, m)
+	}
+	if len(kept) == 0 {
 		return false
 	}
-	grants := c.share(members, budget-fixed)
+	fixed := 2 + len(kept) - 1
+	for _, m := range kept {
+		fixed += len(c.t.key(&c.t.nodes[m])) + 1
+	}
+	c.members(kept, c.share(kept, budget-fixed), path)
+	c.cut.Objects = append(c.cut.Objects, CutArray{Path: path, Kept: len(kept), Of: len(members)})
+	c.cut.KeysDropped += len(members) - len(kept)
+	return true
+}
+
+// members appends an object of members, each value cut to its grant.
+func (c *cutter) members(members []int32, grants []int, path string) {
 	c.out = append(c.out, '{')
 	for i, m := range members {
 		if i > 0 {
@@ -234,7 +279,6 @@ func (c *cutter) object(idx int32, budget int, path string) bool {
 		c.render(m, grants[i], path+keyPath(key))
 	}
 	c.out = append(c.out, '}')
-	return true
 }
 
 // share divides budget among nodes: each gets its size, or if that is

@@ -2,8 +2,10 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -50,14 +52,40 @@ func checkCut(t *testing.T, src string, out []byte, budget int, cut *Cut) {
 	if dropped != cut.ItemsDropped {
 		t.Errorf("items dropped %d, the arrays say %d", cut.ItemsDropped, dropped)
 	}
+	keys := 0
+	for _, o := range cut.Objects {
+		if o.Kept >= o.Of || o.Kept < 1 || o.Path != "$" {
+			t.Errorf("object %s: kept %d of %d", o.Path, o.Kept, o.Of)
+		}
+		keys += o.Of - o.Kept
+	}
+	if keys != cut.KeysDropped {
+		t.Errorf("members dropped %d, the objects say %d", cut.KeysDropped, keys)
+	}
+	if strings.HasPrefix(src, "{") && len(out) > 0 && out[0] != '{' && len(cut.Objects) == 0 && !fitsNoMember(src, budget) {
+		t.Errorf("the root object became %s", out)
+	}
 	for _, s := range cut.Strings {
 		if s.Kept >= s.Of {
 			t.Errorf("string %s: kept %d of %d bytes", s.Path, s.Kept, s.Of)
 		}
 	}
-	if len(src) <= budget && (len(cut.Arrays)+len(cut.Strings)+len(cut.Summarized) > 0 || string(out) != src) {
+	if len(src) <= budget && (len(cut.Arrays)+len(cut.Strings)+len(cut.Summarized)+len(cut.Objects) > 0 || string(out) != src) {
 		t.Errorf("a JSON text within the budget was cut: %s", out)
 	}
+}
+
+// fitsNoMember reports whether not even the first member of the root
+// object src fits in budget, at its least: then a summary stands for it.
+func fitsNoMember(src string, budget int) bool {
+	t := newJSONTree([]byte(src))
+	first := t.firstChild(0)
+	if first < 0 {
+		return true
+	}
+	c := cutter{t: t}
+	n := &t.nodes[first]
+	return 2+len(t.key(n))+1+c.floor(n) > budget
 }
 
 func TestCutJSON(t *testing.T) {
@@ -86,6 +114,8 @@ func TestCutJSON(t *testing.T) {
 		{name: "a key that is not a name", src: `{"a b":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}`, budget: 20,
 			want: `{"a b":[1,2,3,4,5]}`, arrays: []CutArray{{Path: `$["a b"]`, Kept: 5, Of: 20}}},
 		{name: "large items of a short list are all kept, cut", src: items(3, 400), budget: 400},
+		{name: "the root object keeps its first members", src: `{"k0":1,"k1":2,"k2":3,"k3":4,"k4":5,"k5":6,"k6":7,"k7":8}`, budget: 30,
+			want: `{"k0":1,"k1":2,"k2":3,"k3":4}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cut := &Cut{}
@@ -310,4 +340,65 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// A cut structuredContent that no longer matches the tool's output_schema
+// (an object summarized where the schema wants an object) is not sent as
+// structuredContent: the result is an error that still holds the cut
+// text. One that still matches is sent cut, as usual.
+func TestCutAgainstOutputSchema(t *testing.T) {
+	var members []string
+	for k := range 40 {
+		members = append(members, fmt.Sprintf(`"key_%d":"%s"`, k, strings.Repeat("v", 30)))
+	}
+	body := `{"items":[{"user":{` + strings.Join(members, ",") + `},"tags":["` + strings.Repeat("t", 600) + `"]}]}`
+	for _, tt := range []struct {
+		name, schema string
+		wantError    bool
+	}{
+		{"user must stay an object", `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"user":{"type":"object"}}}}}}`, true},
+		{"any object", `{"type":"object"}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			op, err := NewOperation(Definition{Name: "users", Method: "GET", Path: "/users", OutputSchema: json.RawMessage(tt.schema)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer := &Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)}
+			res := op.Result(context.Background(), Target{Label: "GET /users"}, answer, Shaping{MaxSize: 1024})
+			text := res.Content[0].(mcp.TextContent).Text
+			if res.IsError != tt.wantError || res.Meta == nil || res.Meta.AdditionalFields[CutMetaKey] == nil {
+				t.Fatalf("isError %v, _meta %+v: %s", res.IsError, res.Meta, text)
+			}
+			if tt.wantError {
+				if res.StructuredContent != nil || !strings.Contains(text, `{"items":[`) || !strings.Contains(text, "no longer matches the tool's output_schema") {
+					t.Errorf("error result: structuredContent %v, text %s", res.StructuredContent, text)
+				}
+				return
+			}
+			if res.StructuredContent == nil {
+				t.Errorf("no structuredContent: %s", text)
+			}
+		})
+	}
+}
+
+// Deep nesting is indexed in one pass (each level once, not once per
+// level above it): a 9,000-deep answer decodes and cuts like any other.
+func TestCutDeepNesting(t *testing.T) {
+	const depth = 9000
+	src := []byte(strings.Repeat("[", depth) + strings.TrimSuffix(strings.Repeat("1,", 50000), ",") + strings.Repeat("]", depth))
+	tree := newJSONTree(src)
+	if got := len(tree.spans); got != depth {
+		t.Fatalf("%d containers found, want %d", got, depth)
+	}
+	v := tree.decode(0)
+	for range depth - 1 {
+		v = v.([]any)[0]
+	}
+	if n := len(v.([]any)); n != 50000 {
+		t.Fatalf("the innermost array has %d items, want 50000", n)
+	}
+	cut := &Cut{}
+	checkCut(t, string(src), cutJSON(src, 4096, cut), 4096, cut)
 }

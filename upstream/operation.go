@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -259,5 +260,37 @@ func (op *Operation) Result(ctx context.Context, target Target, answer *Response
 	// The text of a JSON answer, or of a filter's output, is JSON result
 	// checked: it is cut as JSON.
 	jsonText := !res.IsError && (op.jq != nil || isJSONType(answer.Header.Get("Content-Type")))
-	return shape.apply(target, answer.Status, res, jsonText)
+	res = shape.apply(target, answer.Status, res, jsonText)
+	return op.checkCut(target, res)
+}
+
+// checkCut holds a cut structuredContent to the output schema it was
+// checked against whole: shortened arrays and strings and summarized
+// values may no longer match it, and a client refuses structuredContent
+// that does not. Such a result becomes an error result that still holds
+// the cut text, so the model reads what there is and why it is partial.
+func (op *Operation) checkCut(target Target, res *mcp.CallToolResult) *mcp.CallToolResult {
+	raw, ok := res.StructuredContent.(json.RawMessage)
+	if !ok || op.output == nil || res.Meta == nil || res.Meta.AdditionalFields[CutMetaKey] == nil {
+		return res
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	if err == nil {
+		if err = op.output.Validate(v); err == nil {
+			return res
+		}
+	}
+	text := ""
+	if len(res.Content) == 1 {
+		if t, ok := res.Content[0].(mcp.TextContent); ok {
+			text = t.Text + "\n\n"
+		}
+	}
+	out := ErrorResult(fmt.Sprintf("%s%s: the answer is larger than the tool's max_result_size and, cut to fit, no longer matches the tool's output_schema, so it comes as text only; a jq filter that selects what is needed, or a larger max_result_size, gives it whole",
+		text, target.Label))
+	out.Meta = res.Meta
+	return out
 }

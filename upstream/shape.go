@@ -196,6 +196,13 @@ func (c *Cut) note(examples int) string {
 			return fmt.Sprintf("%s keeps %d of %d", notePath(a.Path), a.Kept, a.Of)
 		})
 	}
+	if len(c.Objects) > 0 {
+		fmt.Fprintf(&b, "; %d %s left out, from the end of the object", c.KeysDropped, plural(c.KeysDropped, "member", "members"))
+		list(&b, len(c.Objects), examples, func(i int) string {
+			o := c.Objects[i]
+			return fmt.Sprintf("%s keeps %d of %d", notePath(o.Path), o.Kept, o.Of)
+		})
+	}
 	if len(c.Strings) > 0 {
 		fmt.Fprintf(&b, "; %d %s shortened", len(c.Strings), plural(len(c.Strings), "string", "strings"))
 		list(&b, len(c.Strings), examples, func(i int) string {
