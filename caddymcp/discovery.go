@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/search"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
@@ -236,6 +237,9 @@ func (h *Handler) searchTools(ctx context.Context, raw any) (*mcp.CallToolResult
 	query, _ := args["query"].(string)
 	if strings.TrimSpace(query) == "" {
 		return upstream.ErrorResult(`search_tools: "query" must be a non-empty string: a few words of what you want to do, such as "list the open issues of a repository"`), outcomeInvalidArgs
+	}
+	if len(query) > codemode.MaxSearchQuery {
+		return upstream.ErrorResult(fmt.Sprintf(`search_tools: "query" is %d bytes; the limit is %d: use a few words`, len(query), codemode.MaxSearchQuery)), outcomeInvalidArgs
 	}
 	limit := defaultSearchLimit
 	if v, ok := args["limit"]; ok && v != nil {

@@ -249,6 +249,7 @@ func TestLiveDiscoverySearch(t *testing.T) {
 					{searchToolsName, map[string]any{}, `"query" must be a non-empty string`},
 					{searchToolsName, map[string]any{"query": "  "}, `"query" must be a non-empty string`},
 					{searchToolsName, map[string]any{"query": 7}, `"query" must be a non-empty string`},
+					{searchToolsName, map[string]any{"query": strings.Repeat("issues ", 200)}, `"query" is 1400 bytes; the limit is 1024`},
 					{searchToolsName, map[string]any{"query": "x", "limit": 0}, `"limit" must be an integer from 1 to 20`},
 					{searchToolsName, map[string]any{"query": "x", "limit": 21}, `"limit" must be an integer from 1 to 20`},
 					{searchToolsName, map[string]any{"query": "x", "limit": 2.5}, `"limit" must be an integer from 1 to 20`},
