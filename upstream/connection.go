@@ -20,7 +20,9 @@ var clientInfo = mcp.Implementation{Name: version.Name, Version: version.Version
 // conn is one initialized connection to the backend.
 type conn struct {
 	*client.Client
-	end   context.CancelFunc // ends the context of the SSE transport's event stream
+	end context.CancelFunc // ends the context of the SSE transport's event stream
+	// since is when the attempt that made the connection began: its
+	// session is from then, though initializing took a while longer.
 	since time.Time
 	// streamLost is why the session's event stream ended; b.mu. The calls
 	// waiting for an answer on it fail with this reason.
@@ -193,6 +195,7 @@ func (b *Backend) settle() {
 
 // connect starts a new client, initializes it and lists the tools.
 func (b *Backend) connect() error {
+	started := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
 	defer cancel()
 	go func() {
@@ -237,7 +240,7 @@ func (b *Backend) connect() error {
 		b.mu.Unlock()
 		return b.failConnect(cn, state, cn.streamLost)
 	}
-	cn.since = time.Now()
+	cn.since = started
 	b.conn, b.lastErr = cn, nil
 	b.setTools(tools)
 	b.setInstructions(initialized.Instructions)
