@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -167,9 +168,10 @@ func TestSearchDescription(t *testing.T) {
 }
 
 // fakeSearch is a SearchFunc over a catalog, recording its calls.
-func fakeSearch(c *Catalog, calls *int) SearchFunc {
+// Searches made together run concurrently: the count is atomic.
+func fakeSearch(c *Catalog, calls *atomic.Int32) SearchFunc {
 	return func(_ context.Context, query string, limit int) ([]Found, error) {
-		*calls++
+		calls.Add(1)
 		if query == "fail please" {
 			return nil, &ToolError{Message: "the index is gone"}
 		}
@@ -181,7 +183,7 @@ func fakeSearch(c *Catalog, calls *int) SearchFunc {
 // and throws a clear error for bad arguments before anything crosses.
 func TestSandboxToolsSearch(t *testing.T) {
 	c := NewCatalog(weatherBackends())
-	var calls int
+	var calls atomic.Int32
 	r := newRunner(Limits{MaxToolCalls: 5})
 	runs := func(code string) *Result {
 		return r.RunWithSearch(context.Background(), code, nil, fakeSearch(c, &calls))
@@ -192,7 +194,7 @@ func TestSandboxToolsSearch(t *testing.T) {
 	wantValue(t, runs(`return (await tools.search("order")).length`), `2`)
 	wantValue(t, runs(`return (await tools.search("zebra")).length`), `0`)
 	wantValue(t, runs(`return [typeof tools, String(tools), Object.keys(tools).length]`), `["object","[tools]",0]`)
-	before := calls
+	before := calls.Load()
 	for _, tc := range []struct{ code, kind, want string }{
 		{`await tools.search("")`, "RangeError", "tools.search: the query is empty"},
 		{`await tools.search("x".repeat(2000))`, "RangeError", "the query is 2000 bytes; the limit is 1024"},
@@ -211,8 +213,8 @@ func TestSandboxToolsSearch(t *testing.T) {
 			t.Errorf("%s: %s %v, want a %s with %q", tc.code, res.Value, res.Err, tc.kind, tc.want)
 		}
 	}
-	if calls != before {
-		t.Errorf("bad arguments reached the search %d times", calls-before)
+	if calls.Load() != before {
+		t.Errorf("bad arguments reached the search %d times", calls.Load()-before)
 	}
 	// The host's own error is thrown with its message.
 	wantValue(t, runs(`try { await tools.search("fail please") } catch (e) { return e.message }`), `"tools.search: the index is gone"`)
@@ -227,7 +229,7 @@ func TestSandboxToolsSearch(t *testing.T) {
 
 // The host checks a search's arguments again: a worker may send anything.
 func TestSearchFuncChecksArguments(t *testing.T) {
-	var calls int
+	var calls atomic.Int32
 	s := fakeSearch(NewCatalog(weatherBackends()), &calls)
 	for args, want := range map[string]string{
 		`{"query":"","limit":5}`:             "the query is empty",
@@ -247,8 +249,8 @@ func TestSearchFuncChecksArguments(t *testing.T) {
 			t.Errorf("%s: %s", args, out)
 		}
 	}
-	if calls != 1 {
-		t.Errorf("the search ran %d times, want 1", calls)
+	if calls.Load() != 1 {
+		t.Errorf("the search ran %d times, want 1", calls.Load())
 	}
 }
 
