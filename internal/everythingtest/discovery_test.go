@@ -3,6 +3,7 @@
 package everythingtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -72,6 +73,11 @@ http://:%[1]s {
 }
 `, port, prism.URL, document, everythingURL), nil)
 	s := newSession(t, "http://127.0.0.1:"+port+"/code", mcp.LATEST_PROTOCOL_VERSION)
+	// Importing GitHub's whole document takes a while, and much longer
+	// under the race detector: the session gets more than the usual 30s.
+	var cancel context.CancelFunc
+	s.ctx, cancel = context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
 
 	var tools []mcp.Tool
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
