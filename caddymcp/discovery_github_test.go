@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/openapidocs"
+	"github.com/caddy-mcp/caddy-mcp/internal/racetest"
 )
 
 // GitHub's whole document, imported with discovery all and with discovery
@@ -14,6 +15,9 @@ import (
 func TestDiscoveryGitHubListBytes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports GitHub's whole document, twice")
+	}
+	if racetest.Enabled {
+		t.Skip("imports GitHub's whole document, twice: minutes under the race detector, and no concurrency to check")
 	}
 	path := openapidocs.Path(t, openapidocs.GitHub)
 	handlers := map[string]*Handler{}

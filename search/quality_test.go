@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/racetest"
 )
 
 // qualityQuery is one entry of a query set in testdata.
@@ -40,6 +42,9 @@ var querySets = []struct {
 func TestQuality(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports GitHub's whole document")
+	}
+	if racetest.Enabled {
+		t.Skip("imports GitHub's whole document: minutes under the race detector, and no concurrency to check")
 	}
 	corpora := map[string][]Tool{"github": githubTools(t), "everything": everythingTools(t)}
 	indexes := map[string]*Index{}
@@ -131,6 +136,9 @@ func rankOf(ix *Index, tools []Tool, query, want string) string {
 func TestPlainRequests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports GitHub's whole document")
+	}
+	if racetest.Enabled {
+		t.Skip("imports GitHub's whole document: minutes under the race detector, and no concurrency to check")
 	}
 	tools := githubTools(t)
 	ix := New(tools)

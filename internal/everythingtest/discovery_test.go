@@ -21,6 +21,7 @@ import (
 	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
 	"github.com/caddy-mcp/caddy-mcp/internal/openapidocs"
 	"github.com/caddy-mcp/caddy-mcp/internal/prismtest"
+	"github.com/caddy-mcp/caddy-mcp/internal/racetest"
 )
 
 // TestDiscoveryFlow is what a model does in front of GitHub's whole API
@@ -32,6 +33,9 @@ import (
 func TestDiscoveryFlow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Node, Prism and Caddy")
+	}
+	if racetest.Enabled {
+		t.Skip("imports GitHub's whole document: minutes under the race detector, and TestEverything covers code mode's concurrency there")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
