@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
-	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
 	"github.com/caddy-mcp/caddy-mcp/internal/openapidocs"
 	"github.com/caddy-mcp/caddy-mcp/internal/prismtest"
 	"github.com/caddy-mcp/caddy-mcp/internal/racetest"
@@ -37,16 +34,7 @@ func TestDiscoveryFlow(t *testing.T) {
 	if racetest.Enabled {
 		t.Skip("imports GitHub's whole document: minutes under the race detector, and TestEverything covers code mode's concurrency there")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skipf("node not found on PATH: %v; this test runs @modelcontextprotocol/server-everything and Prism", err)
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "interop"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	npmtest.Install(t, dir, strings.TrimPrefix(everythingMain, "node_modules/"))
-	everythingURL := startEverything(t, node, dir)
+	everythingURL, _ := runEverything(t)
 	document := openapidocs.Path(t, openapidocs.GitHub)
 	if _, err := os.Stat(document); err != nil {
 		t.Fatal(err)

@@ -55,19 +55,7 @@ func TestEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Node and Caddy")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skipf("node not found on PATH: %v; this test runs @modelcontextprotocol/server-everything from interop/", err)
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "interop"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "package-lock.json")); err != nil {
-		t.Fatalf("interop/package-lock.json: %v", err)
-	}
-	npmtest.Install(t, dir, strings.TrimPrefix(everythingMain, "node_modules/"))
-	everythingURL := startEverything(t, node, dir)
+	everythingURL, _ := runEverything(t)
 	realTools := listTools(t, everythingURL)
 	shopURL := startShop(t)
 	base := startCaddy(t, everythingURL, shopURL)
@@ -183,6 +171,26 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// runEverything installs interop/'s pinned server-everything and starts
+// it, or skips the test where Node is missing; it returns its URL and
+// the interop folder it was installed in.
+func runEverything(t *testing.T) (url, dir string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("node not found on PATH: %v; this test runs @modelcontextprotocol/server-everything from interop/", err)
+	}
+	dir, err = filepath.Abs(filepath.Join("..", "..", "interop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "package-lock.json")); err != nil {
+		t.Fatalf("interop/package-lock.json: %v", err)
+	}
+	npmtest.Install(t, dir, strings.TrimPrefix(everythingMain, "node_modules/"))
+	return startEverything(t, node, dir), dir
 }
 
 // startEverything starts server-everything in streamable HTTP mode on a

@@ -7,14 +7,10 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
 )
 
 // snapshotFile is the search package's copy of server-everything's
@@ -45,16 +41,8 @@ func TestToolsSnapshot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Node")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skipf("node not found on PATH: %v; this test runs @modelcontextprotocol/server-everything from interop/", err)
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "interop"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	npmtest.Install(t, dir, strings.TrimPrefix(everythingMain, "node_modules/"))
-	live := listTools(t, startEverything(t, node, dir))
+	url, dir := runEverything(t)
+	live := listTools(t, url)
 
 	var version struct {
 		Version string `json:"version"`
