@@ -8,10 +8,16 @@
 # free ports of 127.0.0.1, runs the checks below, prints a report, stops
 # everything it started, and exits non-zero on any unexpected failure:
 #
-#	conformance  the suite's server scenarios (--suite all) against the `mcp`
-#	             and the `codemode` endpoint, each with its expected-failures file
-#	sdk          clients/sdk-client.mjs: the TypeScript SDK client on both
+#	conformance  the suite's server scenarios against the `mcp` and the
+#	             `codemode` endpoint, each with its expected-failures file, in
+#	             two eras: 0.1.16 with --suite all (2025-11-25), and the
+#	             prerelease 0.2.0-alpha.12 (installed as conformance-next) with
+#	             --requirements 2026-07-28, the scenarios that revision requires
+#	sdk          clients/sdk-client.mjs: the TypeScript SDK 1.x client on both
 #	             endpoints, and codemode over server-everything and the `mcp` endpoint
+#	sdk2         clients/sdk2-client.mjs: the TypeScript SDK 2.x client
+#	             (@modelcontextprotocol/client) on both endpoints, in
+#	             versionNegotiation auto and pinned to 2026-07-28
 #	inspector    clients/inspector-cli.mjs: the Inspector CLI, tools/list and
 #	             tools/call on both endpoints
 #	oauth        clients/oauth-client.mjs: the TypeScript SDK's own OAuth client
@@ -180,24 +186,46 @@ record() {
 	if [ "$2" != ok ]; then failures=$((failures + 1)); fi
 }
 
-# run_conformance <label> <url> <expected-failures file>
+# Both suites install a `conformance` bin; each is run by its own path.
+conformance_legacy=(node "$interop/node_modules/@modelcontextprotocol/conformance/dist/index.js")
+conformance_next=(node "$interop/node_modules/conformance-next/dist/index.js")
+next_requirements=2026-07-28
+# The server scenarios the requirement set scores, one a line, for the report.
+"${conformance_next[@]}" list --requirements "$next_requirements" |
+	awk '/^Server scenarios/ { on = 1; next } /^$/ { on = 0 } on && /^  - / { print $2 }' >"$work/required-$next_requirements.txt"
+[ -s "$work/required-$next_requirements.txt" ] || fail "conformance-next list --requirements $next_requirements named no server scenario"
+
+# run_conformance <label> <url> <expected-failures file> [<requirement set>]:
+# without a requirement set, 0.1.16 with --suite all; with one, the
+# prerelease with --requirements.
 run_conformance() {
-	local label=$1 url=$2 expected=$3 out="$work/conformance-$1" rc=0 summary counts
-	step "conformance suite, $label endpoint ($url)"
+	local label=$1 url=$2 expected=$3 era=${4:-} name out rc=0 summary counts
+	local suite=("${conformance_legacy[@]}" server --suite all) scored=() shown="$1 endpoint"
+	name="conformance, $label endpoint"
+	if [ -n "$era" ]; then
+		suite=("${conformance_next[@]}" server --requirements "$era")
+		scored=("$work/required-$era.txt")
+		name="conformance $era, $label endpoint"
+		shown="$label endpoint, $era"
+		label="$label-$era"
+	fi
+	out="$work/conformance-$label"
+	step "$name ($url)"
 	# The suite's exit code covers its own baseline check; the report also
-	# requires a reason for every expected failure.
-	timeout 300 conformance server --url "$url" --suite all --expected-failures "$expected" -o "$out" \
+	# requires a reason for every expected failure, and with a requirement
+	# set holds the scenarios it does not score to the file as well.
+	timeout 300 "${suite[@]}" --url "$url" --expected-failures "$expected" -o "$out" \
 		>"$work/conformance-$label.log" 2>&1 || rc=$?
-	if ! summary=$(node conformance-report.mjs "$label endpoint" "$out" "$expected") && [ "$rc" -eq 0 ]; then
+	if ! summary=$(node conformance-report.mjs "$shown" "$out" "$expected" "${scored[@]}") && [ "$rc" -eq 0 ]; then
 		rc=1
 	fi
 	echo "$summary"
 	counts=$(tail -n 1 <<<"$summary" | sed 's/^conformance, [^:]*: //')
 	if [ "$rc" -ne 0 ]; then
 		sed -n '/=== SUMMARY ===/,$p' "$work/conformance-$label.log"
-		record "conformance, $label endpoint" FAILED "$counts (suite exit $rc)"
+		record "$name" FAILED "$counts (suite exit $rc)"
 	else
-		record "conformance, $label endpoint" ok "$counts"
+		record "$name" ok "$counts"
 	fi
 }
 
@@ -218,10 +246,14 @@ run_client() {
 
 run_conformance mcp "$mcp_url" expected-failures/mcp.yml
 run_conformance codemode "$code_url" expected-failures/codemode.yml
+run_conformance mcp "$mcp_url" "expected-failures/mcp-$next_requirements.yml" "$next_requirements"
+run_conformance codemode "$code_url" "expected-failures/codemode-$next_requirements.yml" "$next_requirements"
 run_client "TypeScript SDK client, mcp endpoint" node sdk-client.mjs mcp "$mcp_url"
 run_client "TypeScript SDK client, codemode endpoint" node sdk-client.mjs codemode "$code_url"
 run_client "TypeScript SDK client, codemode over server-everything and the mcp endpoint" \
 	node sdk-client.mjs everything "$code_url"
+run_client "TypeScript SDK 2.x client, mcp endpoint" node sdk2-client.mjs mcp "$mcp_url"
+run_client "TypeScript SDK 2.x client, codemode endpoint" node sdk2-client.mjs codemode "$code_url"
 run_client "MCP Inspector CLI, both endpoints" node inspector-cli.mjs "$mcp_url" "$code_url"
 
 step "start oidc-provider and Caddy with fixtures/oauth.Caddyfile on 127.0.0.1"
@@ -259,8 +291,9 @@ echo "oauth: servers started and checked in $((SECONDS - oauth_t0)) s"
 stop_started
 
 step "interop report"
-echo "conformance suite $(version_of @modelcontextprotocol/conformance), server scenarios (--suite all);"
+echo "conformance suite $(version_of @modelcontextprotocol/conformance), server scenarios (--suite all), and $(version_of conformance-next), --requirements $next_requirements;"
 echo "TypeScript SDK $(version_of @modelcontextprotocol/sdk), Streamable HTTP: protocol 2025-11-25, and 2025-06-18, 2025-03-26, 2024-11-05;"
+echo "TypeScript SDK 2.x client $(version_of @modelcontextprotocol/client): versionNegotiation auto and pinned to $next_requirements;"
 echo "Inspector CLI $(version_of @modelcontextprotocol/inspector-cli); server-everything $(version_of @modelcontextprotocol/server-everything); oidc-provider $(version_of oidc-provider); node $node_version"
 for r in "${results[@]}"; do
 	IFS='|' read -r label status detail <<<"$r"

@@ -15,23 +15,12 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
+import { check, finish, text } from "./checks.mjs";
+
 const [mcpURL, codeURL] = process.argv.slice(2);
 const here = fileURLToPath(new URL(".", import.meta.url));
 const cli = fileURLToPath(new URL("../node_modules/.bin/mcp-inspector-cli", import.meta.url));
 
-let passed = 0;
-let failed = 0;
-
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failed++;
-    console.log(`FAIL ${name}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
 
 // inspect runs the CLI and returns its JSON output.
 async function inspect(url, ...args) {
@@ -48,8 +37,6 @@ async function inspect(url, ...args) {
     throw new Error(`mcp-inspector-cli ${argv.join(" ")} printed no JSON:\n${stdout}`);
   }
 }
-
-const text = (res) => res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
 if (!mcpURL || !codeURL) {
   console.error("usage: node inspector-cli.mjs <mcp-url> <codemode-url>");
@@ -95,5 +82,4 @@ await check("codemode: tools/call execute", async () => {
   assert.equal(res.structuredContent.result, 14);
 });
 
-console.log(`inspector cli: ${passed} passed, ${failed} failed`);
-process.exit(failed > 0 ? 1 : 0);
+finish("inspector cli");

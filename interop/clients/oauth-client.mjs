@@ -20,6 +20,8 @@ import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
+import { assertOK, check, finish, text } from "./checks.mjs";
+
 const [base, issuer] = process.argv.slice(2);
 const serviceSecret = process.env.SERVICE_SECRET;
 if (!base || !issuer || !serviceSecret) {
@@ -33,34 +35,12 @@ const opaqueURL = new URL("/opaque", base);
 // there: the code is read from the redirect's Location.
 const REDIRECT_URI = "http://127.0.0.1:9/callback";
 
-let passed = 0;
-let failed = 0;
-
-// check runs one named check; a thrown error is its failure.
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failed++;
-    console.log(`FAIL ${name}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
 
 // claims decodes a JWT's payload (the signature is Caddy's business).
 function claims(token) {
   const parts = token.split(".");
   assert.equal(parts.length, 3, "the access token is not a JWT");
   return JSON.parse(Buffer.from(parts[1], "base64url").toString());
-}
-
-function text(result) {
-  return (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
-}
-
-function assertOK(result) {
-  assert.ok(!result.isError, `unexpected isError: ${text(result)}`);
 }
 
 // CookieJar keeps the authorization server's cookies by name (one server,
@@ -485,5 +465,4 @@ await check("a JWT for /mcp is refused at the introspecting /opaque", async () =
   assert.match(res.headers.get("www-authenticate"), /^Bearer error="invalid_token"/);
 });
 
-console.log(`oauth: ${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish("oauth");

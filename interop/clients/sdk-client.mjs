@@ -15,23 +15,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from "@modelcontextprotocol/sdk/types.js";
 
+import * as checks from "./checks.mjs";
+import { assertError, assertOK, check, text } from "./checks.mjs";
+
 const [section, url] = process.argv.slice(2);
 const fixture = (name) => readFileSync(new URL(`../fixtures/rest/${name}`, import.meta.url));
-
-let passed = 0;
-let failed = 0;
-
-// check runs one named check; a thrown error is its failure.
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failed++;
-    console.log(`FAIL ${name}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
 
 // The protocol revisions before the SDK's latest that the endpoints serve.
 const OLDER_VERSIONS = ["2025-06-18", "2025-03-26", "2024-11-05"];
@@ -72,29 +60,7 @@ async function checkOlderVersions(call) {
   }
 }
 
-function text(result) {
-  return (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
-}
-
-function assertError(result, ...parts) {
-  assert.equal(result.isError, true, `want isError, got ${JSON.stringify(result)}`);
-  for (const p of parts) {
-    assert.ok(text(result).includes(p), `error text ${JSON.stringify(text(result))} lacks ${JSON.stringify(p)}`);
-  }
-}
-
-function assertOK(result) {
-  assert.ok(!result.isError, `unexpected isError: ${text(result)}`);
-}
-
-// rejectsWith checks that a request fails with a JSON-RPC error of code.
-async function rejectsWith(promise, code) {
-  await assert.rejects(promise, (err) => {
-    assert.ok(err instanceof McpError, `want an McpError, got ${err}`);
-    assert.equal(err.code, code, `JSON-RPC error code ${err.code} (${err.message}), want ${code}`);
-    return true;
-  });
-}
+const rejectsWith = (promise, code) => checks.rejectsWith(promise, McpError, code);
 
 async function mcpEndpoint() {
   const { client, transport } = await connect();
@@ -123,7 +89,9 @@ async function mcpEndpoint() {
       assert.equal(s.$schema, "https://json-schema.org/draft/2020-12/schema");
       assert.deepEqual(s.properties.address, { $ref: "#/$defs/address" });
       assert.equal(s.additionalProperties, false);
-      assert.ok(s.$defs?.address, "$defs.address is missing");
+      assert.equal(s.$defs?.address?.$anchor, "addressDef");
+      assert.deepEqual(s.allOf, [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }]);
+      assert.deepEqual([s.then, s.else], [{ required: ["phone"] }, { required: ["email"] }]);
     });
 
     await check("text answer: text content", async () => {
@@ -197,10 +165,15 @@ async function mcpEndpoint() {
     });
 
     await check("JSON Schema 2020-12: $ref into $defs validates, the body reaches the upstream", async () => {
-      const args = { name: "Ada", address: { street: "12 St James's Square", city: "London" } };
+      const args = { name: "Ada", address: { street: "12 St James's Square", city: "London" }, email: "ada@example.com" };
       const r = await client.callTool({ name: "json_schema_2020_12_tool", arguments: args });
       assertOK(r);
       assert.deepEqual(JSON.parse(text(r)), args);
+    });
+
+    await check("JSON Schema 2020-12: if/then/else, phone wanted when contactMethod is phone", async () => {
+      const r = await client.callTool({ name: "json_schema_2020_12_tool", arguments: { contactMethod: "phone", email: "ada@example.com" } });
+      assertError(r, "invalid arguments for tool json_schema_2020_12_tool", "phone");
     });
 
     await check("JSON Schema 2020-12: additionalProperties false and $ref violations", async () => {
@@ -397,8 +370,6 @@ if (!sections[section] || !url) {
 try {
   await sections[section]();
 } catch (err) {
-  failed++;
-  console.log(`FAIL ${section}: ${err instanceof Error ? err.stack : String(err)}`);
+  checks.fail(section, err);
 }
-console.log(`sdk client, ${section}: ${passed} passed, ${failed} failed`);
-process.exit(failed > 0 ? 1 : 0);
+checks.finish(`sdk client, ${section}`);
