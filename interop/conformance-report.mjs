@@ -80,6 +80,7 @@ for (const [name, bad] of [...scenarios].sort(([a], [b]) => a.localeCompare(b)))
       n.expected++;
       lines.push(`  expected  ${name}${tag}: ${reasons.get(name)}`);
     } else {
+      n.failed++;
       problems.push(`listed in ${expectedFile} but passed: ${name}`);
       lines.push(`  STALE     ${name}${tag}: passed, but is listed as expected to fail`);
     }
