@@ -1,0 +1,230 @@
+//go:build unix
+
+// Package browsertest drives a real browser against an `mcp` endpoint:
+// Debian's headless Chromium, started by puppeteer-core, loads a page from
+// another origin on 127.0.0.1 whose script is the TypeScript SDK's client,
+// bundled for the browser with esbuild. The browser's own fetch then sends
+// the MCP requests, CORS preflights and all, so what is checked is what a
+// web application meets, not what a client in Node would.
+//
+// Without Chromium the test is skipped and says why, unless CI is set: CI
+// installs it (.ci/run) and a missing browser there is a failure. It is a
+// package of its own so that it runs in its own test binary: caddy.Load
+// replaces the running config of the whole process.
+package browsertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	_ "github.com/caddy-mcp/caddy-mcp"
+	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
+)
+
+// TestBrowser loads the page from an origin in allow_origins, where the
+// client connects, lists the tools and calls one, and from an origin that
+// is not, where the browser refuses the connection after the preflight and
+// no tool runs.
+func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium, Node and Caddy")
+	}
+	b := newBrowser(t)
+	bundle := bundlePage(t)
+	allowed := startPageServer(t, bundle)
+	refused := startPageServer(t, bundle)
+	var upstreamCalls atomic.Int64
+	httpbin := startCountingHTTPBin(t, &upstreamCalls)
+	log := &accessLogFile{name: filepath.Join(t.TempDir(), "access.log")}
+	endpoint := startCaddy(t, httpbin, log.name, allowed)
+
+	// Each run has a fresh profile, so nothing of an earlier run (the
+	// preflight cache above all) carries over.
+	for _, c := range []struct {
+		mode, protocol string
+		modernHeaders  bool // Mcp-Method and Mcp-Name on each request
+	}{
+		{mode: "legacy", protocol: "2025-11-25"},
+		{mode: "auto", protocol: "2026-07-28", modernHeaders: true},
+		{mode: "2026-07-28", protocol: "2026-07-28", modernHeaders: true},
+	} {
+		t.Run("an allowed origin lists and calls tools, "+c.mode, func(t *testing.T) {
+			before := upstreamCalls.Load()
+			log.skip(t)
+			r := b.run(t, pageURL(allowed, endpoint, c.mode, "echo", `{"word":"from-the-browser"}`))
+			o := r.Outcome
+			if o.Error != nil {
+				t.Fatalf("the page's client failed after steps %v: %s: %s", o.Steps, o.Error.Name, o.Error.Message)
+			}
+			t.Logf("protocol %q, server %v", o.ProtocolVersion, o.Server)
+			if o.ProtocolVersion != c.protocol {
+				t.Errorf("the client negotiated %q; want %q", o.ProtocolVersion, c.protocol)
+			}
+			if want := []string{"echo", "uuid"}; !slices.Equal(o.Tools, want) {
+				t.Errorf("listed tools %v; want %v", o.Tools, want)
+			}
+			var echoed struct {
+				Args map[string][]string `json:"args"`
+			}
+			text := o.Result.text()
+			if o.Result.IsError || json.Unmarshal([]byte(text), &echoed) != nil {
+				t.Fatalf("echo's result: isError=%v %q; want go-httpbin's echo of the request", o.Result.IsError, text)
+			}
+			if got := echoed.Args["word"]; !slices.Equal(got, []string{"from-the-browser"}) {
+				t.Errorf("the upstream saw word=%v; want [from-the-browser]", got)
+			}
+			if got := upstreamCalls.Load() - before; got != 1 {
+				t.Errorf("the upstream had %d requests; want 1 (the call)", got)
+			}
+
+			entries := log.next(t)
+			preflights := entries.from(allowed, "OPTIONS")
+			if len(preflights) == 0 {
+				t.Errorf("no preflight OPTIONS from %s in Caddy's access log:\n%s", allowed, entries)
+			}
+			asked := ""
+			for _, e := range preflights {
+				asked += e.header("Access-Control-Request-Headers") + ","
+				if e.Status != 204 || e.header("Access-Control-Request-Method") != "POST" || e.responseHeader("Access-Control-Allow-Origin") != allowed {
+					t.Errorf("preflight from %s for %q: status %d, Access-Control-Allow-Origin %q; want 204 for a POST, allowing %s",
+						allowed, e.header("Access-Control-Request-Method"), e.Status, e.responseHeader("Access-Control-Allow-Origin"), allowed)
+				}
+			}
+			posts := entries.from(allowed, "POST")
+			if len(posts) < 3 { // at the least the handshake, tools/list and tools/call
+				t.Errorf("%d POSTs from %s in Caddy's access log; want at least 3:\n%s", len(posts), allowed, entries)
+			}
+			for _, e := range posts {
+				if e.Status >= 300 {
+					t.Errorf("POST from %s answered %d; want 2xx", allowed, e.Status)
+				}
+			}
+			if c.modernHeaders {
+				// The preflight let the 2026-07-28 headers through, and the
+				// call carried them.
+				if !strings.Contains(strings.ToLower(asked), "mcp-method") {
+					t.Errorf("no preflight asked for Mcp-Method (asked for %q)", asked)
+				}
+				if !slices.ContainsFunc(posts, func(e accessEntry) bool {
+					return e.header("Mcp-Method") == "tools/call" && e.header("Mcp-Name") == "echo"
+				}) {
+					t.Errorf("no POST carried Mcp-Method: tools/call and Mcp-Name: echo:\n%s", entries)
+				}
+			}
+		})
+	}
+
+	t.Run("an origin not in allow_origins is refused", func(t *testing.T) {
+		before := upstreamCalls.Load()
+		log.skip(t)
+		r := b.run(t, pageURL(refused, endpoint, "legacy", "echo", `{"word":"never-sent"}`))
+		o := r.Outcome
+		if o.Error == nil || slices.Contains(o.Steps, "connected") {
+			t.Fatalf("the client from %s got through: steps %v, tools %v; want connect to fail", refused, o.Steps, o.Tools)
+		}
+		t.Logf("connect failed as it should: %s: %s", o.Error.Name, o.Error.Message)
+		if !slices.ContainsFunc(r.Console, func(line string) bool { return strings.Contains(line, "CORS") }) {
+			t.Errorf("the browser's console says nothing of CORS: %q", r.Console)
+		}
+		if got := upstreamCalls.Load() - before; got != 0 {
+			t.Errorf("the upstream had %d requests from a refused origin; want 0", got)
+		}
+		entries := log.next(t)
+		preflights := entries.from(refused, "OPTIONS")
+		if len(preflights) == 0 {
+			t.Errorf("no preflight from %s in Caddy's access log:\n%s", refused, entries)
+		}
+		for _, e := range preflights {
+			if e.Status != 403 || e.responseHeader("Access-Control-Allow-Origin") != "" {
+				t.Errorf("preflight from %s: status %d, Access-Control-Allow-Origin %q; want 403 and none", refused, e.Status, e.responseHeader("Access-Control-Allow-Origin"))
+			}
+		}
+		if others := slices.DeleteFunc(slices.Clone(entries), func(e accessEntry) bool { return e.Request.Method == "OPTIONS" }); len(others) != 0 {
+			t.Errorf("requests other than the preflight reached Caddy; want none: the browser sends nothing after a refused preflight:\n%s", others)
+		}
+	})
+}
+
+// pageURL is the test page on origin, told to connect to endpoint in the
+// given negotiation mode and call tool with args (JSON).
+func pageURL(origin, endpoint, mode, tool, args string) string {
+	q := url.Values{"endpoint": {endpoint}, "mode": {mode}, "tool": {tool}, "args": {args}}
+	return origin + "/?" + q.Encode()
+}
+
+// startCaddy runs Caddy in this process with an `mcp` endpoint over
+// go-httpbin that allows the page's origin, and an access log in JSON. It
+// returns the endpoint's URL.
+func startCaddy(t *testing.T, httpbin, logFile, origin string) string {
+	t.Helper()
+	port := incaddy.FreePort(t)
+	text := fmt.Sprintf(`{
+	admin off
+	persist_config off
+	default_bind 127.0.0.1
+}
+
+http://:%[1]s {
+	log {
+		output file %[2]q
+		format json
+	}
+	mcp /mcp {
+		name httpbin
+		upstream %[3]s
+		allow_origins %[4]s
+		tool echo {
+			description "Echo a word back: go-httpbin's /anything answers with the request it got."
+			get /anything
+			arg word string required "The word to echo"
+		}
+		tool uuid {
+			description "A random UUID."
+			get /uuid
+		}
+	}
+}
+`, port, logFile, httpbin, origin)
+	incaddy.Run(t, "browsertest", text, nil)
+	return "http://127.0.0.1:" + port + "/mcp"
+}
+
+// outcome is what the page's client did (window.outcome in page.mjs).
+type outcome struct {
+	Origin          string   `json:"origin"`
+	Steps           []string `json:"steps"`
+	ProtocolVersion string   `json:"protocolVersion"`
+	Server          any      `json:"server"`
+	Tools           []string `json:"tools"`
+	Result          result   `json:"result"`
+	Error           *struct {
+		Name    string `json:"name"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type result struct {
+	IsError bool `json:"isError"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+func (r result) text() string {
+	var parts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
