@@ -15,13 +15,16 @@ package browsertest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
@@ -86,10 +89,7 @@ func TestBrowser(t *testing.T) {
 			}
 
 			entries := log.next(t)
-			preflights := entries.from(allowed, "OPTIONS")
-			if len(preflights) == 0 {
-				t.Errorf("no preflight OPTIONS from %s in Caddy's access log:\n%s", allowed, entries)
-			}
+			preflights := entries.preflights(t, allowed)
 			asked := ""
 			for _, e := range preflights {
 				asked += e.header("Access-Control-Request-Headers") + ","
@@ -138,10 +138,7 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("the upstream had %d requests from a refused origin; want 0", got)
 		}
 		entries := log.next(t)
-		preflights := entries.from(refused, "OPTIONS")
-		if len(preflights) == 0 {
-			t.Errorf("no preflight from %s in Caddy's access log:\n%s", refused, entries)
-		}
+		preflights := entries.preflights(t, refused)
 		for _, e := range preflights {
 			if e.Status != 403 || e.responseHeader("Access-Control-Allow-Origin") != "" {
 				t.Errorf("preflight from %s: status %d, Access-Control-Allow-Origin %q; want 403 and none", refused, e.Status, e.responseHeader("Access-Control-Allow-Origin"))
@@ -151,6 +148,31 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("requests other than the preflight reached Caddy; want none: the browser sends nothing after a refused preflight:\n%s", others)
 		}
 	})
+}
+
+// TestDriverTimeout loads a page whose script never finishes: the driver
+// gives up at its timeout, says how far it got, and leaves no Chromium
+// running (drive checks that).
+func TestDriverTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium and Node")
+	}
+	b := newBrowser(t)
+	page := startPageServer(t, []byte("// never sets window.outcome\n"))
+	start := time.Now()
+	d := b.drive(t, page+"/", 5*time.Second)
+	took := time.Since(start)
+	var exit *exec.ExitError
+	if !errors.As(d.err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("drive.mjs: %v; want exit status 3\nstdout:\n%s\nstderr:\n%s", d.err, d.stdout, d.stderr)
+	}
+	if want := "no outcome within 5000 ms"; !strings.Contains(d.report.DriverError, want) {
+		t.Errorf("the driver's error is %q; want it to say %q", d.report.DriverError, want)
+	}
+	if _, ok := d.report.Ms["outcome"]; ok {
+		t.Errorf("the report has an outcome time (%v); want none", d.report.Ms)
+	}
+	t.Logf("the driver gave up after %s (its milliseconds: %v)", took.Round(time.Millisecond), d.report.Ms)
 }
 
 // pageURL is the test page on origin, told to connect to endpoint in the

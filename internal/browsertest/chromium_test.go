@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,11 +20,13 @@ import (
 	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
 )
 
-// pageTimeout bounds each of the driver's waits (the browser's start, the
-// page's load, the client's outcome); runTimeout bounds the whole driver.
+// driverTimeout bounds the driver's run, each of its waits included (the
+// browser's start, the page's load, the client's outcome); runTimeout adds
+// Node's start and the browser's close. Generous: on a loaded machine
+// Chromium takes seconds to start.
 const (
-	pageTimeout = 30 * time.Second
-	runTimeout  = 60 * time.Second
+	driverTimeout = 90 * time.Second
+	runTimeout    = driverTimeout + 30*time.Second
 )
 
 // browser runs js/drive.mjs, which starts Chromium with puppeteer-core.
@@ -81,32 +85,19 @@ type report struct {
 }
 
 // run loads page in a fresh Chromium with a profile of its own and returns
-// the driver's report. Chromium is gone when run returns.
+// the driver's report, failing the test if the driver did. Chromium is
+// gone when run returns.
 func (b *browser) run(t *testing.T, page string) report {
 	t.Helper()
-	profile := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, b.node, "drive.mjs", b.chromium, profile, page, strconv.Itoa(int(pageTimeout/time.Millisecond)))
-	cmd.Dir = b.dir
-	cmd.Env = append(os.Environ(), "NODE_ENV=production")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
-	var r report
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	parseErr := json.Unmarshal([]byte(lines[len(lines)-1]), &r)
-	stopChromium(t, r.Pid, profile)
-	if err != nil || parseErr != nil {
-		t.Fatalf("drive.mjs: %v (after %s); its report: %v\nstdout:\n%s\nstderr:\n%s", err, time.Since(start).Round(time.Millisecond), parseErr, stdout.String(), stderr.String())
+	d := b.drive(t, page, driverTimeout)
+	if d.err != nil {
+		t.Fatalf("drive.mjs: %v (after %s)\nstdout:\n%s\nstderr:\n%s", d.err, time.Since(start).Round(time.Millisecond), d.stdout, d.stderr)
 	}
+	r := d.report
 	t.Logf("%s loaded %s in %s (driver's milliseconds: %v)", r.Browser, page, time.Since(start).Round(time.Millisecond), r.Ms)
 	if r.DriverError != "" {
-		t.Fatalf("drive.mjs: %s\nconsole: %q\nstderr:\n%s", r.DriverError, r.Console, stderr.String())
+		t.Fatalf("drive.mjs: %s\nconsole: %q\nstderr:\n%s", r.DriverError, r.Console, d.stderr)
 	}
 	for _, line := range r.Console {
 		t.Logf("console: %s", line)
@@ -115,6 +106,45 @@ func (b *browser) run(t *testing.T, page string) report {
 		t.Logf("failed request: %s %s: %s", f.Method, f.URL, f.Error)
 	}
 	return r
+}
+
+// driven is what one run of drive.mjs left: its report, its output, and
+// its error (its exit, or a report that is not JSON).
+type driven struct {
+	report         report
+	stdout, stderr string
+	err            error
+}
+
+// drive runs drive.mjs with the given timeout, in a process group that is
+// killed if it outlives the timeout by runTimeout-driverTimeout, and makes
+// sure its Chromium is gone.
+func (b *browser) drive(t *testing.T, page string, timeout time.Duration) driven {
+	t.Helper()
+	profile := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout+runTimeout-driverTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.node, "drive.mjs", b.chromium, profile, page, strconv.Itoa(int(timeout/time.Millisecond)))
+	cmd.Dir = b.dir
+	// Chromium writes outside its profile too: crash reports under
+	// $XDG_CONFIG_HOME/chromium, dconf's under $XDG_CACHE_HOME; both go to a
+	// home of the run's own.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "NODE_ENV=production", "HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var r report
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if parseErr := json.Unmarshal([]byte(lines[len(lines)-1]), &r); parseErr != nil && err == nil {
+		err = fmt.Errorf("its report is not JSON: %v", parseErr)
+	}
+	stopChromium(t, r.Pid, profile)
+	return driven{report: r, stdout: stdout.String(), stderr: stderr.String(), err: err}
 }
 
 // stopChromium makes sure no process of this run's Chromium is left: the
@@ -172,4 +202,29 @@ func chromiumProcesses(pgid int, profile string) []int {
 		}
 	}
 	return found
+}
+
+// TestDriverUsage checks that drive.mjs names what it needs when an
+// argument is missing, before it starts any browser.
+func TestDriverUsage(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("node not found on PATH: %v", err)
+	}
+	npmtest.Install(t, "js", "puppeteer-core/package.json")
+	for _, args := range [][]string{
+		{},
+		{"/usr/bin/chromium", t.TempDir(), "http://127.0.0.1:1/"},
+		{"/usr/bin/chromium", t.TempDir(), "http://127.0.0.1:1/", "soon"},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, node, append([]string{"drive.mjs"}, args...)...)
+		cmd.Dir = "js"
+		out, err := cmd.CombinedOutput()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "usage: node drive.mjs <chromium> <user-data-dir> <page URL> <timeout ms>") {
+			t.Errorf("drive.mjs %q: %v, %q; want exit status 2 and the usage", args, err, out)
+		}
+	}
 }

@@ -175,6 +175,17 @@ func (l accessLog) from(origin, method string) accessLog {
 	return out
 }
 
+// preflights returns the preflights from origin; there must be one at
+// least, as the client's POSTs have a Content-Type that needs one.
+func (l accessLog) preflights(t *testing.T, origin string) accessLog {
+	t.Helper()
+	p := l.from(origin, http.MethodOptions)
+	if len(p) == 0 {
+		t.Errorf("no preflight OPTIONS from %s in Caddy's access log:\n%s", origin, l)
+	}
+	return p
+}
+
 func (l accessLog) String() string {
 	var b strings.Builder
 	for _, e := range l {

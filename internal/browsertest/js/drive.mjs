@@ -6,8 +6,8 @@
 //
 // The flags are the ones this machine needs: without the background
 // networking ones, Chromium keeps trying hosts that a closed network refuses.
-// Every wait is bounded by the timeout, and the browser is closed (killed if
-// closing hangs) before the script exits.
+// The timeout bounds the whole run and each wait in it; the browser is
+// closed (killed if closing hangs) before the script exits.
 import puppeteer from "puppeteer-core";
 
 const [executablePath, userDataDir, pageURL, timeoutArg] = process.argv.slice(2);
@@ -17,17 +17,19 @@ if (!executablePath || !userDataDir || !pageURL || !(timeout > 0)) {
   process.exit(2);
 }
 
-let browser;
-// A last resort: whatever hangs, the script ends and takes Chromium with it.
-const watchdog = setTimeout(() => {
-  console.error(`drive.mjs: no outcome within ${timeout} ms; killing the browser`);
-  browser?.process()?.kill("SIGKILL");
-  process.exit(3);
-}, timeout + 5000);
-
 const report = { console: [], failedRequests: [], ms: {} };
 const t0 = Date.now();
 const mark = (step) => (report.ms[step] = Date.now() - t0);
+
+let browser;
+// A last resort: whatever hangs, the script ends, takes Chromium with it
+// and says how far it got.
+const watchdog = setTimeout(() => {
+  report.driverError = `no outcome within ${timeout} ms; the browser was killed`;
+  browser?.process()?.kill("SIGKILL");
+  process.stdout.write(JSON.stringify(report) + "\n", () => process.exit(3));
+}, timeout);
+
 try {
   browser = await puppeteer.launch({
     executablePath,

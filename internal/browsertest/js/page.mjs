@@ -7,34 +7,38 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
 const params = new URLSearchParams(location.search);
-const endpoint = params.get("endpoint");
-const mode = params.get("mode") || "legacy";
-const tool = params.get("tool");
-const args = JSON.parse(params.get("args") || "{}");
 
 async function run() {
+  const mode = params.get("mode") || "legacy";
   const outcome = { origin: location.origin, mode, steps: [] };
-  const client = new Client(
-    { name: "caddy-mcp-browsertest", version: "1" },
-    { versionNegotiation: { mode: mode === "legacy" || mode === "auto" ? mode : { pin: mode } } },
-  );
-  const transport = new StreamableHTTPClientTransport(new URL(endpoint));
+  let client;
   try {
-    await client.connect(transport, { timeout: 10000 });
+    const endpoint = params.get("endpoint");
+    const tool = params.get("tool");
+    if (!endpoint || !tool) {
+      throw new Error("the page's query needs endpoint and tool");
+    }
+    const args = JSON.parse(params.get("args") || "{}");
+    client = new Client(
+      { name: "caddy-mcp-browsertest", version: "1" },
+      { versionNegotiation: { mode: mode === "legacy" || mode === "auto" ? mode : { pin: mode } } },
+    );
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint));
+    await client.connect(transport, { timeout: 20000 });
     outcome.steps.push("connected");
     outcome.protocolVersion = transport.protocolVersion ?? null;
     outcome.server = client.getServerVersion() ?? null;
-    const list = await client.listTools(undefined, { timeout: 10000 });
+    const list = await client.listTools(undefined, { timeout: 20000 });
     outcome.steps.push("listed");
     outcome.tools = list.tools.map((t) => t.name).sort();
-    const result = await client.callTool({ name: tool, arguments: args }, { timeout: 10000 });
+    const result = await client.callTool({ name: tool, arguments: args }, { timeout: 20000 });
     outcome.steps.push("called");
     outcome.result = result;
   } catch (e) {
     outcome.error = { name: e?.name ?? null, message: String(e?.message ?? e) };
   } finally {
     try {
-      await client.close();
+      await client?.close();
     } catch {
       // The outcome is what the test reads; a failed close adds nothing.
     }
