@@ -33,9 +33,10 @@ import (
 )
 
 // TestBrowser loads the page from an origin in allow_origins, where the
-// client connects, lists the tools and calls one, and from an origin that
-// is not, where the browser refuses the connection after the preflight and
-// no tool runs.
+// client connects, lists the tools and calls one in each negotiation mode
+// (the 2025 handshake, server/discover first, 2026-07-28 pinned), and from
+// an origin that is not, where the browser stops at the refused preflight
+// and no tool runs. What Caddy saw comes from its access log.
 func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium, Node and Caddy")
@@ -122,32 +123,34 @@ func TestBrowser(t *testing.T) {
 		})
 	}
 
-	t.Run("an origin not in allow_origins is refused", func(t *testing.T) {
-		before := upstreamCalls.Load()
-		log.skip(t)
-		r := b.run(t, pageURL(refused, endpoint, "legacy", "echo", `{"word":"never-sent"}`))
-		o := r.Outcome
-		if o.Error == nil || slices.Contains(o.Steps, "connected") {
-			t.Fatalf("the client from %s got through: steps %v, tools %v; want connect to fail", refused, o.Steps, o.Tools)
-		}
-		t.Logf("connect failed as it should: %s: %s", o.Error.Name, o.Error.Message)
-		if !slices.ContainsFunc(r.Console, func(line string) bool { return strings.Contains(line, "CORS") }) {
-			t.Errorf("the browser's console says nothing of CORS: %q", r.Console)
-		}
-		if got := upstreamCalls.Load() - before; got != 0 {
-			t.Errorf("the upstream had %d requests from a refused origin; want 0", got)
-		}
-		entries := log.next(t)
-		preflights := entries.preflights(t, refused)
-		for _, e := range preflights {
-			if e.Status != 403 || e.responseHeader("Access-Control-Allow-Origin") != "" {
-				t.Errorf("preflight from %s: status %d, Access-Control-Allow-Origin %q; want 403 and none", refused, e.Status, e.responseHeader("Access-Control-Allow-Origin"))
+	for _, mode := range []string{"legacy", "auto"} {
+		t.Run("an origin not in allow_origins is refused, "+mode, func(t *testing.T) {
+			before := upstreamCalls.Load()
+			log.skip(t)
+			r := b.run(t, pageURL(refused, endpoint, mode, "echo", `{"word":"never-sent"}`))
+			o := r.Outcome
+			if o.Error == nil || slices.Contains(o.Steps, "connected") {
+				t.Fatalf("the client from %s got through: steps %v, tools %v; want connect to fail", refused, o.Steps, o.Tools)
 			}
-		}
-		if others := slices.DeleteFunc(slices.Clone(entries), func(e accessEntry) bool { return e.Request.Method == "OPTIONS" }); len(others) != 0 {
-			t.Errorf("requests other than the preflight reached Caddy; want none: the browser sends nothing after a refused preflight:\n%s", others)
-		}
-	})
+			t.Logf("connect failed as it should: %s: %s", o.Error.Name, o.Error.Message)
+			if !slices.ContainsFunc(r.Console, func(line string) bool { return strings.Contains(line, "CORS") }) {
+				t.Errorf("the browser's console says nothing of CORS: %q", r.Console)
+			}
+			if got := upstreamCalls.Load() - before; got != 0 {
+				t.Errorf("the upstream had %d requests from a refused origin; want 0", got)
+			}
+			entries := log.next(t)
+			preflights := entries.preflights(t, refused)
+			for _, e := range preflights {
+				if e.Status != 403 || e.responseHeader("Access-Control-Allow-Origin") != "" {
+					t.Errorf("preflight from %s: status %d, Access-Control-Allow-Origin %q; want 403 and none", refused, e.Status, e.responseHeader("Access-Control-Allow-Origin"))
+				}
+			}
+			if others := slices.DeleteFunc(slices.Clone(entries), func(e accessEntry) bool { return e.Request.Method == "OPTIONS" }); len(others) != 0 {
+				t.Errorf("requests other than the preflight reached Caddy; want none: the browser sends nothing after a refused preflight:\n%s", others)
+			}
+		})
+	}
 }
 
 // TestDriverTimeout loads a page whose script never finishes: the driver
