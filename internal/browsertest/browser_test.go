@@ -1,6 +1,6 @@
 //go:build unix
 
-// Package browsertest drives a real browser against an `mcp` endpoint:
+// Package browsertest drives a real browser against the MCP endpoints:
 // Debian's headless Chromium, started by puppeteer-core, loads a page from
 // another origin on 127.0.0.1 whose script is the TypeScript SDK's client,
 // bundled for the browser with esbuild. The browser's own fetch then sends
@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,8 +32,9 @@ import (
 )
 
 // TestBrowser loads the page from an origin in allow_origins, where the
-// client connects, lists the tools and calls one in each negotiation mode
-// (the 2025 handshake, server/discover first, 2026-07-28 pinned), and from
+// client connects, lists the tools and calls one: on the `mcp` endpoint in
+// each negotiation mode (the 2025 handshake, server/discover first,
+// 2026-07-28 pinned), and on the `codemode` endpoint. And from
 // an origin that is not, where the browser stops at the refused preflight
 // and no tool runs. What Caddy saw comes from its access log.
 func TestBrowser(t *testing.T) {
@@ -45,25 +45,34 @@ func TestBrowser(t *testing.T) {
 	bundle := bundlePage(t)
 	allowed := startPageServer(t, bundle)
 	refused := startPageServer(t, bundle)
-	var upstreamCalls atomic.Int64
-	httpbin := startCountingHTTPBin(t, &upstreamCalls)
+	upstream := startCountingHTTPBin(t)
 	log := &accessLogFile{name: filepath.Join(t.TempDir(), "access.log")}
-	endpoint := startCaddy(t, httpbin, log.name, allowed)
+	base := startCaddy(t, upstream.url, log.name, allowed)
 
 	// Each run has a fresh profile, so nothing of an earlier run (the
 	// preflight cache above all) carries over.
 	for _, c := range []struct {
-		mode, protocol string
-		modernHeaders  bool // Mcp-Method and Mcp-Name on each request
+		name, path, mode, protocol string
+		modernHeaders              bool // Mcp-Method and Mcp-Name on each request
+		tools                      []string
+		tool, args                 string
+		result                     func(result) (string, bool) // what the call returned, and whether it is what was wanted
 	}{
-		{mode: "legacy", protocol: "2025-11-25"},
-		{mode: "auto", protocol: "2026-07-28", modernHeaders: true},
-		{mode: "2026-07-28", protocol: "2026-07-28", modernHeaders: true},
+		{name: "mcp, legacy", path: "/mcp", mode: "legacy", protocol: "2025-11-25",
+			tools: []string{"echo", "uuid"}, tool: "echo", args: `{"word":"from-the-browser"}`, result: echoedWord},
+		{name: "mcp, auto", path: "/mcp", mode: "auto", protocol: "2026-07-28", modernHeaders: true,
+			tools: []string{"echo", "uuid"}, tool: "echo", args: `{"word":"from-the-browser"}`, result: echoedWord},
+		{name: "mcp, 2026-07-28", path: "/mcp", mode: "2026-07-28", protocol: "2026-07-28", modernHeaders: true,
+			tools: []string{"echo", "uuid"}, tool: "echo", args: `{"word":"from-the-browser"}`, result: echoedWord},
+		{name: "codemode, auto", path: "/code", mode: "auto", protocol: "2026-07-28", modernHeaders: true,
+			tools: []string{"execute"}, tool: "execute",
+			args:   `{"code":"const r = await httpbin.echo({ word: \"from-the-browser\" }); return r.args.word;"}`,
+			result: returnedWord},
 	} {
-		t.Run("an allowed origin lists and calls tools, "+c.mode, func(t *testing.T) {
-			before := upstreamCalls.Load()
+		t.Run("an allowed origin lists and calls tools, "+c.name, func(t *testing.T) {
+			before := upstream.count()
 			log.skip(t)
-			r := b.run(t, pageURL(allowed, endpoint, c.mode, "echo", `{"word":"from-the-browser"}`))
+			r := b.run(t, pageURL(allowed, base+c.path, c.mode, c.tool, c.args))
 			o := r.Outcome
 			if o.Error != nil {
 				t.Fatalf("the page's client failed after steps %v: %s: %s", o.Steps, o.Error.Name, o.Error.Message)
@@ -72,21 +81,14 @@ func TestBrowser(t *testing.T) {
 			if o.ProtocolVersion != c.protocol {
 				t.Errorf("the client negotiated %q; want %q", o.ProtocolVersion, c.protocol)
 			}
-			if want := []string{"echo", "uuid"}; !slices.Equal(o.Tools, want) {
-				t.Errorf("listed tools %v; want %v", o.Tools, want)
+			if !slices.Equal(o.Tools, c.tools) {
+				t.Errorf("listed tools %v; want %v", o.Tools, c.tools)
 			}
-			var echoed struct {
-				Args map[string][]string `json:"args"`
+			if got, ok := c.result(o.Result); o.Result.IsError || !ok {
+				t.Errorf("%s's result: isError=%v, %s; want the word from-the-browser, echoed by go-httpbin", c.tool, o.Result.IsError, got)
 			}
-			text := o.Result.text()
-			if o.Result.IsError || json.Unmarshal([]byte(text), &echoed) != nil {
-				t.Fatalf("echo's result: isError=%v %q; want go-httpbin's echo of the request", o.Result.IsError, text)
-			}
-			if got := echoed.Args["word"]; !slices.Equal(got, []string{"from-the-browser"}) {
-				t.Errorf("the upstream saw word=%v; want [from-the-browser]", got)
-			}
-			if got := upstreamCalls.Load() - before; got != 1 {
-				t.Errorf("the upstream had %d requests; want 1 (the call)", got)
+			if got := upstream.since(before); !slices.Equal(got, []string{"word=from-the-browser"}) {
+				t.Errorf("the upstream got the queries %q; want one call with word=from-the-browser", got)
 			}
 
 			entries := log.next(t)
@@ -115,9 +117,9 @@ func TestBrowser(t *testing.T) {
 					t.Errorf("no preflight asked for Mcp-Method (asked for %q)", asked)
 				}
 				if !slices.ContainsFunc(posts, func(e accessEntry) bool {
-					return e.header("Mcp-Method") == "tools/call" && e.header("Mcp-Name") == "echo"
+					return e.header("Mcp-Method") == "tools/call" && e.header("Mcp-Name") == c.tool
 				}) {
-					t.Errorf("no POST carried Mcp-Method: tools/call and Mcp-Name: echo:\n%s", entries)
+					t.Errorf("no POST carried Mcp-Method: tools/call and Mcp-Name: %s:\n%s", c.tool, entries)
 				}
 			}
 		})
@@ -125,9 +127,9 @@ func TestBrowser(t *testing.T) {
 
 	for _, mode := range []string{"legacy", "auto"} {
 		t.Run("an origin not in allow_origins is refused, "+mode, func(t *testing.T) {
-			before := upstreamCalls.Load()
+			before := upstream.count()
 			log.skip(t)
-			r := b.run(t, pageURL(refused, endpoint, mode, "echo", `{"word":"never-sent"}`))
+			r := b.run(t, pageURL(refused, base+"/mcp", mode, "echo", `{"word":"never-sent"}`))
 			o := r.Outcome
 			if o.Error == nil || slices.Contains(o.Steps, "connected") {
 				t.Fatalf("the client from %s got through: steps %v, tools %v; want connect to fail", refused, o.Steps, o.Tools)
@@ -136,8 +138,8 @@ func TestBrowser(t *testing.T) {
 			if !slices.ContainsFunc(r.Console, func(line string) bool { return strings.Contains(line, "CORS") }) {
 				t.Errorf("the browser's console says nothing of CORS: %q", r.Console)
 			}
-			if got := upstreamCalls.Load() - before; got != 0 {
-				t.Errorf("the upstream had %d requests from a refused origin; want 0", got)
+			if got := upstream.since(before); len(got) != 0 {
+				t.Errorf("the upstream got %q from a refused origin; want nothing", got)
 			}
 			entries := log.next(t)
 			preflights := entries.preflights(t, refused)
@@ -178,6 +180,30 @@ func TestDriverTimeout(t *testing.T) {
 	t.Logf("the driver gave up after %s (its milliseconds: %v)", took.Round(time.Millisecond), d.report.Ms)
 }
 
+// echoedWord reads go-httpbin's echo of the request from an `mcp` tool's
+// result.
+func echoedWord(r result) (string, bool) {
+	text := r.text()
+	var echoed struct {
+		Args map[string][]string `json:"args"`
+	}
+	if json.Unmarshal([]byte(text), &echoed) != nil {
+		return text, false
+	}
+	return text, slices.Equal(echoed.Args["word"], []string{"from-the-browser"})
+}
+
+// returnedWord reads the code's return value from execute's result.
+func returnedWord(r result) (string, bool) {
+	var out struct {
+		Result []string `json:"result"`
+	}
+	if json.Unmarshal(r.StructuredContent, &out) != nil {
+		return string(r.StructuredContent), false
+	}
+	return string(r.StructuredContent), slices.Equal(out.Result, []string{"from-the-browser"})
+}
+
 // pageURL is the test page on origin, told to connect to endpoint in the
 // given negotiation mode and call tool with args (JSON).
 func pageURL(origin, endpoint, mode, tool, args string) string {
@@ -185,9 +211,10 @@ func pageURL(origin, endpoint, mode, tool, args string) string {
 	return origin + "/?" + q.Encode()
 }
 
-// startCaddy runs Caddy in this process with an `mcp` endpoint over
-// go-httpbin that allows the page's origin, and an access log in JSON. It
-// returns the endpoint's URL.
+// startCaddy runs Caddy in this process with an access log in JSON and
+// two endpoints that allow the page's origin: `mcp` at /mcp over
+// go-httpbin, and `codemode` at /code over /mcp. It returns Caddy's base
+// URL.
 func startCaddy(t *testing.T, httpbin, logFile, origin string) string {
 	t.Helper()
 	port := incaddy.FreePort(t)
@@ -216,10 +243,16 @@ http://:%[1]s {
 			get /uuid
 		}
 	}
+	codemode /code {
+		name httpbin-code
+		backend httpbin http://127.0.0.1:%[1]s/mcp
+		allow_origins %[4]s
+		timeout 20s
+	}
 }
 `, port, logFile, httpbin, origin)
 	incaddy.Run(t, "browsertest", text, nil)
-	return "http://127.0.0.1:" + port + "/mcp"
+	return "http://127.0.0.1:" + port
 }
 
 // outcome is what the page's client did (window.outcome in page.mjs).
@@ -237,8 +270,9 @@ type outcome struct {
 }
 
 type result struct {
-	IsError bool `json:"isError"`
-	Content []struct {
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	Content           []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`

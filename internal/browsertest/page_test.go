@@ -11,8 +11,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,17 +90,41 @@ func startPageServer(t *testing.T, script []byte) string {
 	return srv.URL
 }
 
-// startCountingHTTPBin runs go-httpbin on 127.0.0.1, counting the requests
-// it gets: the tool calls that reached the upstream.
-func startCountingHTTPBin(t *testing.T, n *atomic.Int64) string {
+// upstreamLog is go-httpbin on 127.0.0.1 with the query of every request
+// it got: what reached the upstream, tool calls and nothing else.
+type upstreamLog struct {
+	url     string
+	mu      sync.Mutex
+	queries []string
+}
+
+func startCountingHTTPBin(t *testing.T) *upstreamLog {
 	t.Helper()
+	u := &upstreamLog{}
 	bin := httpbin.New(httpbin.WithMaxDuration(10 * time.Second))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
+		u.mu.Lock()
+		u.queries = append(u.queries, r.URL.RawQuery)
+		u.mu.Unlock()
 		bin.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	u.url = srv.URL
+	return u
+}
+
+// count is how many requests the upstream got so far.
+func (u *upstreamLog) count() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.queries)
+}
+
+// since returns the queries of the requests after the first n.
+func (u *upstreamLog) since(n int) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.queries[n:])
 }
 
 // accessEntry is a line of Caddy's JSON access log, the fields read here.
