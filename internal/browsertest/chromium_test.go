@@ -143,20 +143,23 @@ func (b *browser) drive(t *testing.T, page string, timeout time.Duration) driven
 	if parseErr := json.Unmarshal([]byte(lines[len(lines)-1]), &r); parseErr != nil && err == nil {
 		err = fmt.Errorf("its report is not JSON: %v", parseErr)
 	}
-	stopChromium(t, r.Pid, profile)
+	stopChromium(t, r.Pid, profile, home)
 	return driven{report: r, stdout: stdout.String(), stderr: stderr.String(), err: err}
 }
 
 // stopChromium makes sure no process of this run's Chromium is left: the
 // driver closes the browser, but a killed driver cannot. Its processes are
 // those of the browser's process group (puppeteer starts it detached) and
-// any that name its profile. Any still running after a grace period are
-// killed, and the test fails: every run must end its browser.
-func stopChromium(t *testing.T, pid int, profile string) {
+// any that name its profile or its home (the crash handlers, started in
+// groups of their own, name their database there). Any still running
+// after a grace period are killed, and the test fails: every run must end
+// its browser.
+func stopChromium(t *testing.T, pid int, profile, home string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	const grace = 15 * time.Second // Chromium's processes end one by one, slowly on a loaded machine
+	deadline := time.Now().Add(grace)
 	for {
-		left := chromiumProcesses(pid, profile)
+		left := chromiumProcesses(pid, profile, home)
 		if len(left) == 0 {
 			return
 		}
@@ -164,7 +167,7 @@ func stopChromium(t *testing.T, pid int, profile string) {
 			for _, p := range left {
 				_ = syscall.Kill(p, syscall.SIGKILL)
 			}
-			t.Errorf("chromium processes %v were still running 5s after the driver ended; killed them", left)
+			t.Errorf("chromium processes %v were still running %s after the driver ended; killed them", left, grace)
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -172,8 +175,9 @@ func stopChromium(t *testing.T, pid int, profile string) {
 }
 
 // chromiumProcesses lists the live (not zombie) processes in process group
-// pgid (if not 0) or whose command line names the profile directory.
-func chromiumProcesses(pgid int, profile string) []int {
+// pgid (if not 0) or whose command line names the profile or the home
+// directory.
+func chromiumProcesses(pgid int, profile, home string) []int {
 	dirs, _ := os.ReadDir("/proc")
 	var found []int
 	for _, d := range dirs {
@@ -197,7 +201,7 @@ func chromiumProcesses(pgid int, profile string) []int {
 		}
 		group, _ := strconv.Atoi(f[2])
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if (pgid != 0 && group == pgid) || bytes.Contains(cmdline, []byte("--user-data-dir="+profile)) {
+		if (pgid != 0 && group == pgid) || bytes.Contains(cmdline, []byte(profile)) || bytes.Contains(cmdline, []byte(home)) {
 			found = append(found, p)
 		}
 	}
@@ -207,6 +211,9 @@ func chromiumProcesses(pgid int, profile string) []int {
 // TestDriverUsage checks that drive.mjs names what it needs when an
 // argument is missing, before it starts any browser.
 func TestDriverUsage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs puppeteer-core with npm")
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skipf("node not found on PATH: %v", err)

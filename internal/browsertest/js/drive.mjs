@@ -35,6 +35,8 @@ try {
     executablePath,
     userDataDir,
     headless: true,
+    // The DevTools protocol over a pipe, not a port: Chromium ends when the
+    // pipe closes, so even a killed driver takes the browser with it.
     pipe: true,
     timeout,
     protocolTimeout: timeout,
