@@ -163,3 +163,20 @@ func TestBackendRelearnsEraOnReconnect(t *testing.T) {
 	callEra(t, b, gosdktest.Modern)
 	wantCounts(t, "the new server", &modern, map[string]int{"tools/call": 1})
 }
+
+// TestBackendOfSilentEra: a server of 2025-11-25 that never answers
+// server/discover costs the probe's time once, half the attempt's at
+// most, so that the handshake still fits in it; after a restart the
+// backend goes straight to initialize and the call takes no probe's time.
+func TestBackendOfSilentEra(t *testing.T) {
+	var first, second gosdktest.Counts
+	srv := gosdktest.StartSwitchable(t, gosdktest.LegacyAnswering(&first, 0, ""))
+	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL, Timeout: 2 * time.Second})
+	callEra(t, b, gosdktest.Legacy)
+	wantCounts(t, "the silent server", &first, map[string]int{"server/discover": 1, "initialize": 1})
+	srv.Switch(gosdktest.LegacyAnswering(&second, 0, ""))
+	callEra(t, b, gosdktest.Legacy)
+	// Two calls came: the one on the forgotten session, refused, and the
+	// one on the new session.
+	wantCounts(t, "the restarted silent server", &second, map[string]int{"server/discover": 0, "initialize": 1, "tools/call": 2})
+}

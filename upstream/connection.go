@@ -299,9 +299,13 @@ func (b *Backend) newClient() (*client.Client, error) {
 	}
 	switch b.cfg.Transport {
 	case TransportSSE:
-		return client.NewSSEMCPClient(b.cfg.URL,
+		tr, err := transport.NewSSE(b.cfg.URL,
 			transport.WithHTTPClient(b.http),
 			transport.WithHeaderFunc(transport.HTTPHeaderFunc(header)))
+		if err != nil {
+			return nil, fmt.Errorf("failed to create SSE transport: %w", err)
+		}
+		return client.NewClient(tr, client.WithDiscoverTimeout(probeTimeout(b.cfg.Timeout))), nil
 	case TransportStreamableHTTP:
 		tr, err := transport.NewStreamableHTTP(b.cfg.URL,
 			transport.WithHTTPBasicClient(b.http),
@@ -309,7 +313,7 @@ func (b *Backend) newClient() (*client.Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		return client.NewClient(tr), nil
+		return client.NewClient(tr, client.WithDiscoverTimeout(probeTimeout(b.cfg.Timeout))), nil
 	default:
 		return nil, fmt.Errorf("unknown transport %q", b.cfg.Transport)
 	}

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"errors"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -23,6 +24,14 @@ import (
 // with UnsupportedProtocolVersion (-32022), or a connection attempt in the
 // remembered era that fails with an answer, as after a restart with a
 // build of the other era on the same URL.
+
+// probeTimeout bounds the server/discover probe of a connection attempt
+// bounded by timeout: mcp-go's own five seconds, or half the attempt's
+// time when that is shorter, so that a server that never answers the probe
+// still leaves time for the handshake it does answer.
+func probeTimeout(timeout time.Duration) time.Duration {
+	return min(5*time.Second, timeout/2)
+}
 
 // Protocol is the protocol version the backend last spoke; "" before it
 // spoke one, or after it refused the one it spoke before.

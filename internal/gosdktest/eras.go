@@ -92,9 +92,10 @@ func LegacyOnly(counts *Counts) http.Handler {
 }
 
 // LegacyAnswering is LegacyOnly answering server/discover with status and
-// body; an empty body is the JSON-RPC error -32601 (method not found).
+// body; an empty body is the JSON-RPC error -32601 (method not found), and
+// status 0 never answers, holding the request until the client gives up.
 // Servers predating 2026-07-28 answer it in several ways: -32601, 400 for
-// a request without a session, 404 or 405 from a router.
+// a request without a session, 404 or 405 from a router, or nothing.
 func LegacyAnswering(counts *Counts, status int, body string) http.Handler {
 	s := server.NewMCPServer("legacy-only", "1", server.WithToolCapabilities(false), server.WithInstructions("A server of 2025-11-25."))
 	s.AddTool(mcp.NewTool("era", mcp.WithDescription("Says which era the server speaks."), mcp.WithString("text")),
@@ -105,6 +106,8 @@ func LegacyAnswering(counts *Counts, status int, body string) http.Handler {
 	h := server.NewStreamableHTTPServer(s, server.WithStateful(true))
 	return filter(counts, h, func(id json.RawMessage, method, version string) (int, string) {
 		switch {
+		case method == "server/discover" && status == 0:
+			return 0, "hold"
 		case method == "server/discover" && body == "":
 			return status, rpcError(id, `{"code":-32601,"message":"Method not found"}`)
 		case method == "server/discover":
@@ -154,7 +157,12 @@ func filter(counts *Counts, next http.Handler, refuse func(id json.RawMessage, m
 		if version == "" {
 			version, _ = msg.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
 		}
-		if status, answer := refuse(msg.ID, msg.Method, version); answer != "" {
+		status, answer := refuse(msg.ID, msg.Method, version)
+		if status == 0 && answer != "" {
+			<-r.Context().Done()
+			return
+		}
+		if answer != "" {
 			if json.Valid([]byte(answer)) {
 				w.Header().Set("Content-Type", "application/json")
 			}
