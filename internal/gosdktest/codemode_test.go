@@ -1,7 +1,10 @@
 package gosdktest
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -15,9 +18,23 @@ func TestCodemodeEndpoint(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.want, func(t *testing.T) {
 			c := connect(t, ends.base+"/code", era.ask, era.want)
-			names := c.toolNames(t)
-			if len(names) == 0 || names[0] != "execute" {
-				t.Fatalf("tools %v, want execute first", names)
+			if names := c.toolNames(t); !slices.Equal(names, []string{"execute"}) {
+				t.Fatalf("tools %v, want execute alone", names)
+			}
+			// Both backends' tools are declared, from the schemas each
+			// era's server sent: the Go SDK's carries an output schema.
+			list, err := c.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{
+				"era(input?: { /** any text, returned as it came */ text?: string }): Promise<ModernEraOutput>;",
+				"type ModernEraOutput = { era: string; text: string };",
+				"era(input?: { text?: string }): Promise<unknown>;",
+			} {
+				if !strings.Contains(list.Tools[0].Description, want) {
+					t.Errorf("execute's description lacks %q:\n%s", want, list.Tools[0].Description)
+				}
 			}
 
 			res := c.call(t, "execute", map[string]any{"code": `

@@ -64,6 +64,9 @@ http://:%[1]s {
 		backend modern %[3]s
 		backend legacy %[4]s
 		timeout 20s
+		# One execution at a time here: one worker starts, not four, on
+		# machines where the tests share two cores.
+		workers 1
 	}
 }
 `, port, httpbin, modernSrv.URL, legacySrv.URL)
@@ -82,6 +85,17 @@ func (c *client) notes() []*sdk.ProgressNotificationParams {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]*sdk.ProgressNotificationParams(nil), c.progress...)
+}
+
+// waitNotes returns the progress notifications once there are n, or
+// after 5 seconds.
+func (c *client) waitNotes(n int) []*sdk.ProgressNotificationParams {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if notes := c.notes(); len(notes) >= n {
+			return notes
+		}
+	}
+	return c.notes()
 }
 
 // connect connects the Go SDK's client to url asking for version ("" is
