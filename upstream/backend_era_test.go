@@ -180,3 +180,18 @@ func TestBackendOfSilentEra(t *testing.T) {
 	// one on the new session.
 	wantCounts(t, "the restarted silent server", &second, map[string]int{"server/discover": 0, "initialize": 1, "tools/call": 2})
 }
+
+// TestBackendRelearnsEraOnRelist: listing the tools again, with no call,
+// finds that a backend of 2026-07-28 was replaced by one of 2025-11-25
+// (it refuses the version of the request) and connects in the new era.
+func TestBackendRelearnsEraOnRelist(t *testing.T) {
+	var modern, legacy gosdktest.Counts
+	srv := gosdktest.StartSwitchable(t, gosdktest.ModernOnly(&modern))
+	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
+	srv.Switch(gosdktest.LegacyOnly(&legacy))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b.Relist(ctx)
+	waitFor(t, "connection in the new era", func() bool { return b.Protocol() == gosdktest.Legacy })
+	wantCounts(t, "the new server", &legacy, map[string]int{"server/discover": 1, "initialize": 1, "tools/call": 0})
+}
