@@ -86,6 +86,10 @@ type Backend struct {
 	version   atomic.Uint64 // bumped when the tool list changes
 
 	instructions string // from the last initialize answer; a change bumps version too
+	// era is the protocol version the backend last spoke, "" before it
+	// spoke one or after it refused it: a backend of 2025-11-25 is not
+	// probed with server/discover again on each reconnect.
+	era string
 
 	wake     chan struct{} // asks the connection loop to reconnect now
 	refresh  chan struct{} // asks for the tool list again
@@ -235,8 +239,14 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 		if bound := state.broken(); bound != nil {
 			return nil, bound
 		}
-		if ctx.Err() == nil && (staleSession(err, state) || unreachable(err)) {
-			// The request never ran: reconnect, and try once more.
+		refused := versionRefused(err)
+		if ctx.Err() == nil && (refused || staleSession(err, state) || unreachable(err)) {
+			// The request never ran: reconnect, and try once more. A
+			// backend that refused the connection's protocol version was
+			// replaced by one of another era, to be learned again.
+			if refused {
+				b.forgetEra(cn)
+			}
 			b.drop(cn, err)
 			if attempt == 0 {
 				refusedAt = time.Now()

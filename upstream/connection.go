@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -193,7 +194,9 @@ func (b *Backend) settle() {
 	b.mu.Unlock()
 }
 
-// connect starts a new client, initializes it and lists the tools.
+// connect starts a new client, initializes it and lists the tools, in the
+// era the backend last spoke. A backend that refuses it now may have been
+// replaced by one of the other era: the same attempt learns it again.
 func (b *Backend) connect() error {
 	started := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
@@ -205,6 +208,20 @@ func (b *Backend) connect() error {
 		case <-ctx.Done():
 		}
 	}()
+	era := b.knownEra()
+	err := b.connectAs(ctx, cancel, started, era)
+	if err != nil && era != "" && ctx.Err() == nil && !unreachable(err) {
+		b.logger.Load().Debug("backend refused the protocol it spoke before; learning it again",
+			zap.String("backend", b.cfg.Name), zap.String("protocol", era), zap.Error(err))
+		b.setEra("")
+		err = b.connectAs(ctx, cancel, started, "")
+	}
+	return err
+}
+
+// connectAs is one connection attempt in era; "" asks server/discover
+// first and falls back to the initialize handshake.
+func (b *Backend) connectAs(ctx context.Context, cancel context.CancelFunc, started time.Time, era string) error {
 	c, err := b.newClient()
 	if err != nil {
 		return b.fail(err)
@@ -222,7 +239,9 @@ func (b *Backend) connect() error {
 		return b.failConnect(cn, state, err)
 	}
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	// mcp-go probes with server/discover only when asked for 2026-07-28
+	// or later: a version before it goes straight to initialize.
+	init.Params.ProtocolVersion = cmp.Or(era, mcp.LATEST_PROTOCOL_VERSION)
 	init.Params.ClientInfo = clientInfo
 	initialized, err := c.Initialize(calls, init)
 	if err != nil {
@@ -242,6 +261,7 @@ func (b *Backend) connect() error {
 	}
 	cn.since = started
 	b.conn, b.lastErr = cn, nil
+	b.learnEra(c.ProtocolVersion())
 	b.setTools(tools)
 	b.setInstructions(initialized.Instructions)
 	b.mu.Unlock()
@@ -279,9 +299,13 @@ func (b *Backend) newClient() (*client.Client, error) {
 	}
 	switch b.cfg.Transport {
 	case TransportSSE:
-		return client.NewSSEMCPClient(b.cfg.URL,
+		tr, err := transport.NewSSE(b.cfg.URL,
 			transport.WithHTTPClient(b.http),
 			transport.WithHeaderFunc(transport.HTTPHeaderFunc(header)))
+		if err != nil {
+			return nil, fmt.Errorf("failed to create SSE transport: %w", err)
+		}
+		return client.NewClient(tr, client.WithDiscoverTimeout(probeTimeout(b.cfg.Timeout))), nil
 	case TransportStreamableHTTP:
 		tr, err := transport.NewStreamableHTTP(b.cfg.URL,
 			transport.WithHTTPBasicClient(b.http),
@@ -289,7 +313,7 @@ func (b *Backend) newClient() (*client.Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		return client.NewClient(tr), nil
+		return client.NewClient(tr, client.WithDiscoverTimeout(probeTimeout(b.cfg.Timeout))), nil
 	default:
 		return nil, fmt.Errorf("unknown transport %q", b.cfg.Transport)
 	}

@@ -234,7 +234,11 @@ func (b *Backend) Relist(ctx context.Context) {
 	state := &callState{replayable: true}
 	tools, err := b.listTools(context.WithValue(ctx, callStateKey{}, state), cn.Client)
 	if err != nil {
-		if staleSession(err, state) || unreachable(err) {
+		refused := versionRefused(err)
+		if refused {
+			b.forgetEra(cn)
+		}
+		if refused || staleSession(err, state) || unreachable(err) {
 			b.drop(cn, err)
 		}
 		return
