@@ -21,6 +21,7 @@ import (
 type droppingServer struct {
 	ln       net.Listener
 	drop     func(total, onConn int) bool
+	raw      func(total, onConn int) string // when set and not "", written as the answer, and the connection closed
 	mu       sync.Mutex
 	received []string // bodies, in order
 }
@@ -66,6 +67,12 @@ func (s *droppingServer) serve(conn net.Conn) {
 		s.mu.Unlock()
 		if s.drop(total, n) {
 			return
+		}
+		if s.raw != nil {
+			if answer := s.raw(total, n); answer != "" {
+				io.WriteString(conn, answer)
+				return
+			}
 		}
 		status := "200 OK"
 		if string(body) == "fail" {
@@ -142,19 +149,24 @@ func TestRetryStaleConnAfterTheRequestWentOut(t *testing.T) {
 }
 
 // TestRetryStaleConnSendsAgainAtMostOnce: which failures send a request
-// again, and that one more attempt is all it gets. Only a request that
-// failed on a pooled connection, and whose body can be read again, goes
-// out again; an answer of any status is an answer.
+// again, and that one more attempt is all it gets. Only a request whose
+// body can be read again goes out again, a call that may not run twice
+// only from a pooled connection; an answer of any status is an answer.
 func TestRetryStaleConnSendsAgainAtMostOnce(t *testing.T) {
 	tests := []struct {
 		name         string
 		drop         func(total, onConn int) bool
 		pooled       int              // connections in the pool before the request
 		body         func() io.Reader // nil: one that can be read again
+		call         bool             // a tools/call that may not run twice
 		wantStatus   int              // 0: an error
 		wantReceived int
 	}{
-		{name: "dropped on a new connection", drop: func(total, _ int) bool { return total == 0 }, wantReceived: 1},
+		// A request that may run twice goes again, wherever it was lost:
+		// the backend may have read it and closed the connection
+		// unanswered, shutting down.
+		{name: "dropped on a new connection", drop: func(total, _ int) bool { return total == 0 }, wantStatus: 200, wantReceived: 2},
+		{name: "a call dropped on a new connection", drop: func(total, _ int) bool { return total == 0 }, call: true, wantReceived: 1},
 		{name: "dropped on the new connection too", pooled: 1, drop: func(total, _ int) bool { return total > 0 }, wantReceived: 3},
 		{name: "dropped on a pooled connection", pooled: 1, drop: func(_, onConn int) bool { return onConn == 1 }, wantStatus: 200, wantReceived: 3},
 		// The second attempt takes a new connection, not the next pooled
@@ -200,7 +212,11 @@ func TestRetryStaleConnSendsAgainAtMostOnce(t *testing.T) {
 			if tt.body != nil {
 				body = tt.body()
 			}
-			req, _ := http.NewRequest(http.MethodPost, url, body)
+			ctx := context.Background()
+			if tt.call {
+				ctx = context.WithValue(ctx, callStateKey{}, &callState{})
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
 			resp, err := rt.RoundTrip(req)
 			if tt.wantStatus == 0 {
 				if err == nil {
