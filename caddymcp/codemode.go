@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -394,13 +393,16 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 				fmt.Sprintf(`unknown argument %q: execute takes only "code"`, k))}}, nil
 		}
 	}
-	bindings := cm.bindings(ctx)
-	res := cm.runner.RunWithSearch(ctx, code, bindings, cm.searchFor(ctx))
+	runCtx, span := startExecutionSpan(ctx)
+	bindings := cm.bindings(runCtx)
+	res := cm.runner.RunWithSearch(runCtx, code, bindings, cm.searchFor(runCtx))
+	endExecutionSpan(span, res)
 	cm.observe(res, errors.Is(ctx.Err(), context.Canceled), time.Since(start))
 
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}
 	if res.Err != nil {
 		out.IsError = true
+		traceToolResult(ctx, out, res.Err.Kind)
 		return out, nil
 	}
 	logs := res.Logs
@@ -472,11 +474,7 @@ func cutLogged(text string) string {
 	if len(text) <= maxLoggedText {
 		return text
 	}
-	n := maxLoggedText
-	for n > 0 && !utf8.RuneStart(text[n]) {
-		n--
-	}
-	return text[:n] + "..."
+	return cutText(text, maxLoggedText) + "..."
 }
 
 // Interface guards
