@@ -17,7 +17,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -256,9 +255,9 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 				return nil
 			}
 			e.metrics.requests.WithLabelValues(e.handlerTag, metricMethod(info.Method)).Inc()
-			var span trace.Span
-			r, span = startRequestSpan(r, &info)
-			defer endRequestSpan(span)
+			var span *requestSpan
+			w, r, span = startRequestSpan(w, r, &info)
+			defer span.end()
 			if info.Method == string(mcp.MethodToolsCall) {
 				info.paramsDecoded = json.Unmarshal(info.RawParams, &info.Params) == nil
 			}

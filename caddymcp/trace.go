@@ -1,6 +1,7 @@
 package caddymcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -40,14 +41,15 @@ type tracedParams struct {
 }
 
 // startRequestSpan starts the SERVER span of one MCP request, and returns
-// r with the span in its context, and the span (nil when untraced). Its
+// w and r for the rest of the request: r with the span in its context, w
+// watching the answer for an error; and the span (nil when untraced). Its
 // parent is the HTTP request's span, unless the HTTP request carried no
 // trace context and the message's _meta does: then the _meta's, and the
 // span links to the HTTP span.
-func startRequestSpan(r *http.Request, info *rpcInfo) (*http.Request, trace.Span) {
+func startRequestSpan(w http.ResponseWriter, r *http.Request, info *rpcInfo) (http.ResponseWriter, *http.Request, *requestSpan) {
 	httpSpan := trace.SpanFromContext(r.Context())
 	if !httpSpan.SpanContext().IsValid() {
-		return r, nil
+		return w, r, nil
 	}
 	var params tracedParams
 	_ = json.Unmarshal(info.RawParams, &params)
@@ -102,7 +104,8 @@ func startRequestSpan(r *http.Request, info *rpcInfo) (*http.Request, trace.Span
 		}
 	}
 	ctx, span := httpSpan.TracerProvider().Tracer(upstream.TracerName).Start(ctx, name, opts...)
-	return r.WithContext(ctx), span
+	s := &requestSpan{span: span, answer: answerWatch{ResponseWriter: w}}
+	return &s.answer, r.WithContext(ctx), s
 }
 
 // carriesTrace reports whether the HTTP request of httpSpan came with
@@ -141,11 +144,82 @@ func cutText(s string, n int) string {
 	return s[:n]
 }
 
-// endRequestSpan ends the span of an MCP request, if there is one.
-func endRequestSpan(span trace.Span) {
-	if span != nil {
-		span.End()
+// requestSpan is the span of one MCP request and the watch on its answer.
+type requestSpan struct {
+	span   trace.Span
+	answer answerWatch
+}
+
+// end ends the span of an MCP request, if there is one, with the error
+// its answer carried: a JSON-RPC error's code, or else an HTTP status of
+// 400 or more, as error.type.
+func (s *requestSpan) end() {
+	if s == nil {
+		return
 	}
+	if code, ok := rpcErrorCode(s.answer.head); ok {
+		s.span.SetAttributes(attribute.String("error.type", code), attribute.String("rpc.response.status_code", code))
+		s.span.SetStatus(codes.Error, "")
+	} else if s.answer.status >= 400 {
+		s.span.SetAttributes(attribute.String("error.type", strconv.Itoa(s.answer.status)))
+		s.span.SetStatus(codes.Error, "")
+	}
+	s.span.End()
+}
+
+// answerHead is how much of an answer the span looks at: a JSON-RPC
+// error's code comes right after the id.
+const answerHead = 512
+
+// answerWatch passes an answer on and keeps its status and first bytes.
+type answerWatch struct {
+	http.ResponseWriter
+	status int
+	head   []byte
+}
+
+func (a *answerWatch) WriteHeader(status int) {
+	if a.status == 0 {
+		a.status = status
+	}
+	a.ResponseWriter.WriteHeader(status)
+}
+
+func (a *answerWatch) Write(p []byte) (int, error) {
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	if n := answerHead - len(a.head); n > 0 {
+		a.head = append(a.head, p[:min(n, len(p))]...)
+	}
+	return a.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController flush the answer (SSE).
+func (a *answerWatch) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// rpcErrorCode is the code of the JSON-RPC error that head, the start of
+// an answer (JSON, or an SSE event of it), is, if it is one. A result
+// that holds an "error" member is no error: the answer's own member,
+// error or result, comes first; inside a string the quotes are escaped.
+func rpcErrorCode(head []byte) (string, bool) {
+	const marker = `"error":{"code":`
+	i := bytes.Index(head, []byte(marker))
+	if i < 0 {
+		return "", false
+	}
+	if r := bytes.Index(head, []byte(`"result":`)); r >= 0 && r < i {
+		return "", false
+	}
+	rest := head[i+len(marker):]
+	n := 0
+	for n < len(rest) && (rest[n] == '-' || rest[n] >= '0' && rest[n] <= '9') {
+		n++
+	}
+	if n == 0 || n == len(rest) {
+		return "", false // no code, or cut short
+	}
+	return string(rest[:n]), true
 }
 
 // traceToolResult marks the span of the call in ctx as failed when the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -257,6 +258,22 @@ func TestLiveTracingToolCall(t *testing.T) {
 		}
 	})
 
+	t.Run("a JSON-RPC error is the span's error.type", func(t *testing.T) {
+		spans.Reset()
+		body := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
+		resp, out := rawPost(t, "/traced", []byte(body), nil)
+		var answer struct {
+			Error struct{ Code int } `json:"error"`
+		}
+		if err := json.Unmarshal(out, &answer); err != nil || answer.Error.Code == 0 {
+			t.Fatalf("status %d: want a JSON-RPC error, got %s", resp.StatusCode, out)
+		}
+		call := waitSpan(t, "tools/call nope", named("tools/call nope", trace.SpanKindServer))
+		if want := strconv.Itoa(answer.Error.Code); attr(call, "error.type") != want || attr(call, "rpc.response.status_code") != want {
+			t.Errorf("error.type %q, rpc.response.status_code %q, want %s", attr(call, "error.type"), attr(call, "rpc.response.status_code"), want)
+		}
+	})
+
 	t.Run("route mode", func(t *testing.T) {
 		spans.Reset()
 		c := connect(t, "/routed", "", nil)
@@ -410,11 +427,11 @@ func BenchmarkTraceHooks(b *testing.B) {
 			res := &mcp.CallToolResult{}
 			b.ReportAllocs()
 			for b.Loop() {
-				r, span := startRequestSpan(r, info)
+				_, r, span := startRequestSpan(nil, r, info)
 				sent, up := upstream.StartRequestSpan(req)
 				up.End(200, nil)
 				traceToolResult(r.Context(), res, outcomeOK)
-				endRequestSpan(span)
+				span.end()
 				_ = sent
 			}
 		})
@@ -437,6 +454,26 @@ func TestSpanTextIsCut(t *testing.T) {
 	for raw, want := range map[string]string{`7`: "7", `"a-1"`: "a-1", `null`: "", ``: "", `"` + long + `"`: cut(long)} {
 		if got := requestID(json.RawMessage(raw)); got != want {
 			t.Errorf("requestID(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestRPCErrorCode(t *testing.T) {
+	for _, c := range []struct {
+		head string
+		want string // "" for no error
+	}{
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool"}}`, "-32602"},
+		{"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"error\":{\"code\":-32601,\"message\":\"x\"}}\n\n", "-32601"},
+		{`{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"error":{"code":5}}}}`, ""},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\":{\"code\":5}}"}]}}`, ""},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-326`, ""}, // cut short
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, ""},
+		{``, ""},
+	} {
+		got, ok := rpcErrorCode([]byte(c.head))
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("rpcErrorCode(%s) = %q, %v; want %q", c.head, got, ok, c.want)
 		}
 	}
 }
