@@ -380,17 +380,13 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	args, _ := req.Params.Arguments.(map[string]any)
 	code, ok := args["code"].(string)
 	if !ok {
-		cm.count(outcomeInvalidArgs, time.Since(start))
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(
-			`the "code" argument is required: a string of JavaScript or TypeScript`)}}, nil
+		return cm.invalidArguments(ctx, start, `the "code" argument is required: a string of JavaScript or TypeScript`), nil
 	}
 	for k := range args {
 		if k != "code" {
 			// As the input schema says: a misspelt or invented argument
 			// is not silently dropped.
-			cm.count(outcomeInvalidArgs, time.Since(start))
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(
-				fmt.Sprintf(`unknown argument %q: execute takes only "code"`, k))}}, nil
+			return cm.invalidArguments(ctx, start, fmt.Sprintf(`unknown argument %q: execute takes only "code"`, k)), nil
 		}
 	}
 	runCtx, span := startExecutionSpan(ctx)
@@ -422,6 +418,15 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	out.StructuredContent = structured
 	return out, nil
+}
+
+// invalidArguments is the answer to an execute call whose arguments are
+// not one string of code, counted and traced.
+func (cm *CodeMode) invalidArguments(ctx context.Context, start time.Time, msg string) *mcp.CallToolResult {
+	cm.count(outcomeInvalidArgs, time.Since(start))
+	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(msg)}}
+	traceToolResult(ctx, res, outcomeInvalidArgs)
+	return res
 }
 
 // count counts one execution in the metrics.

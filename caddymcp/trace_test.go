@@ -402,6 +402,15 @@ func TestLiveTracingCodeMode(t *testing.T) {
 		}
 		wantNoSecret(t, "boom")
 	})
+
+	t.Run("invalid arguments mark the call", func(t *testing.T) {
+		spans.Reset()
+		wantToolError(t, callTool(t, c, "execute", map[string]any{"script": "1"}), `"code" argument is required`)
+		call := waitSpan(t, "tools/call execute", named("tools/call execute", trace.SpanKindServer))
+		if attr(call, "error.type") != "tool_error" || attr(call, "caddy.mcp.outcome") != outcomeInvalidArgs {
+			t.Errorf("attributes %v", call.Attributes)
+		}
+	})
 }
 
 // BenchmarkTraceHooks measures what the tracing hooks of one tools/call
