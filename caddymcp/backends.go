@@ -131,8 +131,10 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 			if err != nil {
 				outcome = outcomeInsufficientScope
 			} else {
-				out, err = ref.backend.Call(ctx, tool, args)
+				callCtx, span := startBindingSpan(ctx, ref.name, tool)
+				out, err = ref.backend.Call(callCtx, tool, args)
 				outcome = backendOutcome(err)
+				endBindingSpan(span, outcome, err)
 			}
 			var be *upstream.BackendError
 			if errors.As(err, &be) {

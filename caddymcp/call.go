@@ -83,6 +83,7 @@ func (h *Handler) serve(ctx context.Context, p *provisioned, raw any) *mcp.CallT
 		out.sub = caller.id.Subject
 	}
 	h.observe(p.op.Name(), out, time.Since(start))
+	traceToolResult(ctx, res, out.kind)
 	return res
 }
 

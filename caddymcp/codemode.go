@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -381,26 +380,25 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	args, _ := req.Params.Arguments.(map[string]any)
 	code, ok := args["code"].(string)
 	if !ok {
-		cm.count(outcomeInvalidArgs, time.Since(start))
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(
-			`the "code" argument is required: a string of JavaScript or TypeScript`)}}, nil
+		return cm.invalidArguments(ctx, start, `the "code" argument is required: a string of JavaScript or TypeScript`), nil
 	}
 	for k := range args {
 		if k != "code" {
 			// As the input schema says: a misspelt or invented argument
 			// is not silently dropped.
-			cm.count(outcomeInvalidArgs, time.Since(start))
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(
-				fmt.Sprintf(`unknown argument %q: execute takes only "code"`, k))}}, nil
+			return cm.invalidArguments(ctx, start, fmt.Sprintf(`unknown argument %q: execute takes only "code"`, k)), nil
 		}
 	}
-	bindings := cm.bindings(ctx)
-	res := cm.runner.RunWithSearch(ctx, code, bindings, cm.searchFor(ctx))
+	runCtx, span := startExecutionSpan(ctx)
+	bindings := cm.bindings(runCtx)
+	res := cm.runner.RunWithSearch(runCtx, code, bindings, cm.searchFor(runCtx))
+	endExecutionSpan(span, res)
 	cm.observe(res, errors.Is(ctx.Err(), context.Canceled), time.Since(start))
 
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}
 	if res.Err != nil {
 		out.IsError = true
+		traceToolResult(ctx, out, res.Err.Kind)
 		return out, nil
 	}
 	logs := res.Logs
@@ -420,6 +418,15 @@ func (cm *CodeMode) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	out.StructuredContent = structured
 	return out, nil
+}
+
+// invalidArguments is the answer to an execute call whose arguments are
+// not one string of code, counted and traced.
+func (cm *CodeMode) invalidArguments(ctx context.Context, start time.Time, msg string) *mcp.CallToolResult {
+	cm.count(outcomeInvalidArgs, time.Since(start))
+	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(msg)}}
+	traceToolResult(ctx, res, outcomeInvalidArgs)
+	return res
 }
 
 // count counts one execution in the metrics.
@@ -472,11 +479,7 @@ func cutLogged(text string) string {
 	if len(text) <= maxLoggedText {
 		return text
 	}
-	n := maxLoggedText
-	for n > 0 && !utf8.RuneStart(text[n]) {
-		n--
-	}
-	return text[:n] + "..."
+	return cutText(text, maxLoggedText) + "..."
 }
 
 // Interface guards

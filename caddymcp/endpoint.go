@@ -255,6 +255,9 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 				return nil
 			}
 			e.metrics.requests.WithLabelValues(e.handlerTag, metricMethod(info.Method)).Inc()
+			var span *requestSpan
+			w, r, span = startRequestSpan(w, r, &info)
+			defer span.end()
 			if info.Method == string(mcp.MethodToolsCall) {
 				info.paramsDecoded = json.Unmarshal(info.RawParams, &info.Params) == nil
 			}

@@ -95,6 +95,8 @@ func TestFastPathAnswersAsMCPGoDoes(t *testing.T) {
 		{"wrong jsonrpc version", `{"jsonrpc":"1.0","id":11,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"}}}`, legacy, false},
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"}}}`, legacy, false},
 		{"progress asked", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},"_meta":{"progressToken":"p"}}}`, legacy, false},
+		{"trace context in _meta", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"k=v"}}}`, legacy, true},
+		{"modern trace context in _meta", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},` + meta[:len(meta)-1] + `,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}`, modern("get_order"), true},
 	}
 	send := func(h *Handler, body string, header map[string]string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))

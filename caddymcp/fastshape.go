@@ -15,7 +15,7 @@ var (
 	messageMembers = []string{"jsonrpc", "id", "method", "params"}
 	paramsMembers  = []string{"name", "arguments", "_meta"} // of a tools/call
 	listMembers    = []string{"cursor", "_meta"}            // of a tools/list
-	metaMembers    = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo}
+	metaMembers    = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo, "traceparent", "tracestate"}
 )
 
 const paramsMember = 3 // index in messageMembers

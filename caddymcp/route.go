@@ -29,6 +29,15 @@ func serveRoute(ctx context.Context, route *routeInfo, req *http.Request, call u
 	if route == nil || route.next == nil {
 		return nil, &unhandledError{msg: fmt.Sprintf("nothing after mcp handled %s (no upstream is configured)", label)}
 	}
+	// The handlers after mcp (reverse_proxy) pass the traceparent on.
+	req, span := upstream.StartRequestSpan(req)
+	defer func() {
+		status := 0
+		if resp != nil {
+			status = resp.Status
+		}
+		span.End(status, err)
+	}()
 	orig := route.request
 	req.Host = orig.Host
 	req.RemoteAddr = orig.RemoteAddr

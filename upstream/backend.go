@@ -134,13 +134,13 @@ func NewBackend(cfg BackendConfig) *Backend {
 		stop:      make(chan struct{}),
 		stopped:   make(chan struct{}),
 		http: &http.Client{
-			Transport: boundAnswers{limit: cfg.MaxResponseSize, stream: cfg.MaxStreamSize, sse: cfg.Transport == TransportSSE,
+			Transport: tracedTransport{boundAnswers{limit: cfg.MaxResponseSize, stream: cfg.MaxStreamSize, sse: cfg.Transport == TransportSSE,
 				base: newRetryStaleConn(&http.Transport{
 					DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 					MaxIdleConnsPerHost: 64,
 					IdleConnTimeout:     90 * time.Second,
 					TLSHandshakeTimeout: 10 * time.Second,
-				})},
+				})}},
 			// A redirect could carry the configured headers to another host.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
@@ -232,6 +232,7 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 		req := mcp.CallToolRequest{}
 		req.Params.Name = tool
 		req.Params.Arguments = args
+		req.Params.Meta = callMeta(ctx)
 		res, err := cn.CallTool(ctx, req)
 		if err == nil {
 			return valueOf(res)

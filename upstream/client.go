@@ -93,11 +93,20 @@ func (c *Client) Do(req *http.Request, limit int64) (*Response, error) {
 		// http.Client would turn it into an Authorization header.
 		return nil, errors.New("the upstream URL holds credentials; put them in a header")
 	}
+	req, span := StartRequestSpan(req)
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
-		return nil, CleanError(err)
+		err = CleanError(err)
+		span.End(0, err)
+		return nil, err
 	}
-	return ReadResponse(resp, limit)
+	out, err := ReadResponse(resp, limit)
+	if err != nil {
+		span.End(0, err)
+		return nil, err
+	}
+	span.End(out.Status, nil)
+	return out, nil
 }
 
 // Close drops the client's idle connections.

@@ -1,0 +1,138 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// traced is a context under a recording span of a provider that keeps
+// its spans in the returned exporter.
+func traced(t *testing.T) (context.Context, *tracetest.InMemoryExporter) {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	provider := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	ctx, span := provider.Tracer("test").Start(context.Background(), "tools/call t", trace.WithSpanKind(trace.SpanKindServer))
+	t.Cleanup(func() { span.End() })
+	return ctx, exp
+}
+
+func attrOf(s tracetest.SpanStub, key string) string {
+	for _, kv := range s.Attributes {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
+
+func TestClientDoTracesTheRequest(t *testing.T) {
+	var got atomic.Value // the traceparent the upstream received last
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Traceparent"))
+		if r.URL.Path == "/slow" {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}))
+	defer api.Close()
+	c := NewClient()
+	defer c.Close()
+
+	for _, tt := range []struct {
+		path, status, errorType string
+		timeout                 time.Duration
+	}{
+		{"/ok", "200", "", 0},
+		{"/fail", "502", "502", 0},
+		{"/slow", "", "timeout", 50 * time.Millisecond},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			ctx, exp := traced(t)
+			if tt.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+				defer cancel()
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, api.URL+tt.path+"?api_key=secret", nil)
+			_, _ = c.Do(req, 1<<20)
+			spans := exp.GetSpans()
+			if len(spans) != 1 {
+				t.Fatalf("%d spans, want the request's", len(spans))
+			}
+			s := spans[0]
+			if s.Name != "GET" || s.SpanKind != trace.SpanKindClient || s.Parent.SpanID() != trace.SpanContextFromContext(ctx).SpanID() {
+				t.Errorf("span %s (%s), parent %s", s.Name, s.SpanKind, s.Parent.SpanID())
+			}
+			if attrOf(s, "http.response.status_code") != tt.status || attrOf(s, "error.type") != tt.errorType {
+				t.Errorf("attributes %v: want status %q, error.type %q", s.Attributes, tt.status, tt.errorType)
+			}
+			for _, kv := range s.Attributes {
+				// No URL: its query holds the key.
+				if v := kv.Value.Emit(); strings.Contains(v, "secret") || strings.Contains(v, "/") {
+					t.Errorf("attribute %s = %s", kv.Key, v)
+				}
+			}
+			if tt.errorType != "timeout" {
+				if want := fmt.Sprintf("00-%s-%s-01", s.SpanContext.TraceID(), s.SpanContext.SpanID()); got.Load() != want {
+					t.Errorf("the upstream received traceparent %q, want %q", got.Load(), want)
+				}
+			}
+		})
+	}
+
+	t.Run("untraced", func(t *testing.T) {
+		time.Sleep(250 * time.Millisecond) // the slow request's handler is done
+		req, _ := http.NewRequest(http.MethodGet, api.URL+"/ok", nil)
+		if _, err := c.Do(req, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		if got.Load() != "" {
+			t.Errorf("an untraced request sent traceparent %q", got.Load())
+		}
+	})
+}
+
+func TestTraceMeta(t *testing.T) {
+	if m := TraceMeta(context.Background()); m != nil {
+		t.Errorf("untraced: %v", m)
+	}
+	ctx, _ := traced(t)
+	sc := trace.SpanContextFromContext(ctx)
+	want := fmt.Sprintf("00-%s-%s-01", sc.TraceID(), sc.SpanID())
+	if m := callMeta(ctx); m == nil || m.AdditionalFields["traceparent"] != want {
+		t.Errorf("callMeta = %+v, want traceparent %s", m, want)
+	}
+}
+
+func TestTracedTransportLeavesTheRequestAlone(t *testing.T) {
+	var got string
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = r.Header.Get("Traceparent")
+		return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+	})
+	ctx, _ := traced(t)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/mcp", nil)
+	if _, err := (tracedTransport{base}).RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	if got == "" || req.Header.Get("Traceparent") != "" {
+		t.Errorf("sent %q; the caller's request has %q", got, req.Header.Get("Traceparent"))
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
