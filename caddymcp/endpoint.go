@@ -58,6 +58,9 @@ type Endpoint struct {
 	metrics    *metrics
 	handlerTag string
 	auth       *endpointAuth // nil without an authorization block
+	// mirrored are the tools with arguments mirrored into headers (see
+	// mirror.go), by name.
+	mirrored map[string]*mcp.Tool
 	// callTarget, when set, names the tool whose scopes a tools/call of
 	// name with these arguments needs (see refuseTool); unset, it is name.
 	callTarget func(name string, args json.RawMessage) string
@@ -69,6 +72,7 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 		return err
 	}
 	e.transport = newTransport(srv, ctx.Slogger())
+	e.mirrored = mirroredTools(srv)
 	return nil
 }
 
@@ -273,7 +277,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 				if e.callTarget != nil {
 					tool = e.callTarget(tool, info.Params.Arguments)
 				}
-				if e.refuseTool(w, r, tool) {
+				if e.refuseTool(w, r, tool) || e.refuseMirror(w, r, &info) {
 					return nil
 				}
 				if fast != nil && fast.serve(w, r.WithContext(contextWith(r.Context(), ctxValue)), body, &info) {

@@ -257,6 +257,24 @@ type fuzzRequest struct {
 
 var fuzzMethods = []string{http.MethodPost, http.MethodPost, http.MethodPost, http.MethodGet, http.MethodDelete, http.MethodOptions, http.MethodPut}
 
+// servePost sends an MCP POST of body with header to the mcp handler h,
+// as Caddy would hand it over (with a replacer), and returns the answer.
+func servePost(t *testing.T, h *Handler, body string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	req = req.WithContext(context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
+	w := httptest.NewRecorder()
+	if err := h.ServeHTTP(w, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // fuzzHeaders sets the MCP and browser headers a client sends from fuzzed
 // values; an empty value leaves the header out. flags picks the Accept and
 // Content-Type variants.
@@ -460,6 +478,7 @@ func fuzzCaddyfileSeeds(directive string) []string {
 			"mcp {\n\timport x\n\t{$ENV}\n\t}\n}",
 			"mcp {\n\ttool t {\n\t\tdescription <<EOF\n\t\tmulti\n\t\tEOF\n\t\tget /\n\t}\n}",
 			"mcp {\n\ttool t {\n\t\tdescription d\n\t\tget /\n\t\ttimeout 1ns\n\t\tquery a {http.request.header.X}\n\t\theader \"Bad Header\" v\n\t}\n}",
+			"mcp {\n\ttool t {\n\t\tdescription d\n\t\tget /\n\t\targ region string required {\n\t\t\tenum eu us\n\t\t\tmirror_header Region\n\t\t}\n\t\targ zone number {\n\t\t\tmirror_header region\n\t\t}\n\t\targ x {\n\t\t\tmirror_header \"A B\"\n\t\t}\n\t}\n}",
 			"mcp { tool t { description d; get / } }",
 			"mcp {\n" + strings.Repeat("\ttool t {\n", 50) + strings.Repeat("\t}\n", 50) + "}",
 		}
