@@ -42,6 +42,7 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		max_result_size   <size>
 //		structured_text   full|summary
 //		max_request_size  <size>
+//		list_ttl          <duration>
 //		discovery     all|search
 //		allow_origins <origin...>
 //		allow_hosts   <host...>

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -25,6 +26,10 @@ import (
 
 // defaultMaxRequestSize bounds a JSON-RPC request body.
 const defaultMaxRequestSize = 1 << 20
+
+// defaultListTTL is the ttlMs of a list answer: a reload is seen within
+// it, and a client that lists before every turn lists once in it.
+const defaultListTTL = time.Minute
 
 // Endpoint holds the settings every MCP endpoint of this plugin shares:
 // the request size limit and the browser Origin and Host policy.
@@ -49,6 +54,17 @@ type Endpoint struct {
 	// request needs a bearer token from one of its issuers. Default: none
 	// (anyone who reaches the endpoint may use it).
 	Authorization *AuthorizationConfig `json:"authorization,omitempty"`
+
+	// ListTTL is how long a 2026-07-28 client may reuse an answer to
+	// tools/list or server/discover before asking again (the answer's
+	// ttlMs), in whole milliseconds; 0 asks it to ask every time. The
+	// list changes only with the config (and, in codemode, with the
+	// backends' lists), and a client that lists before every turn fetches
+	// it, megabytes for a large API, once a minute instead. A tools/list
+	// that depends on the caller's token (tool scopes, backend scopes) is
+	// cacheScope private, kept apart per token; any other answer is
+	// public. Default: 1m.
+	ListTTL *caddy.Duration `json:"list_ttl,omitempty"`
 
 	origins    map[string]bool
 	anyOrigin  bool
@@ -134,10 +150,45 @@ func (e *Endpoint) validate() error {
 			return fmt.Errorf("allow_hosts: %q is not a host name", h)
 		}
 	}
+	if err := checkListTTL(e.ListTTL); err != nil {
+		return err
+	}
 	if e.Authorization != nil {
 		return e.Authorization.validate()
 	}
 	return nil
+}
+
+// checkListTTL refuses a list_ttl that no ttlMs says: negative, or not
+// whole milliseconds.
+func checkListTTL(ttl *caddy.Duration) error {
+	if ttl == nil {
+		return nil
+	}
+	if d := time.Duration(*ttl); d < 0 || d%time.Millisecond != 0 {
+		return fmt.Errorf("list_ttl %s: want 0 or more whole milliseconds, such as 30s", d)
+	}
+	return nil
+}
+
+// offerListCaching sets the caching hints of srv's 2026-07-28 list
+// answers (mcp-go writes none for earlier revisions, which have no such
+// fields): the list_ttl, and a scope that is private when the tool list
+// depends on the caller's token. The fast path's prepared tools/list is
+// mcp-go's own answer, so it carries them too.
+func (e *Endpoint) offerListCaching(srv *server.MCPServer, perCaller bool) {
+	ttl := defaultListTTL
+	if e.ListTTL != nil {
+		ttl = time.Duration(*e.ListTTL)
+	}
+	scope := mcp.CacheScopePublic
+	if perCaller {
+		scope = mcp.CacheScopePrivate
+	}
+	server.WithMethodCacheHints(mcp.MethodToolsList, ttl.Milliseconds(), scope)(srv)
+	// What discover says (versions, capabilities, instructions) is the
+	// same for every caller.
+	server.WithMethodCacheHints(mcp.MethodServerDiscover, ttl.Milliseconds(), mcp.CacheScopePublic)(srv)
 }
 
 // rpcInfo is the part of a JSON-RPC message the handler looks at before

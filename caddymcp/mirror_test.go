@@ -181,31 +181,35 @@ func TestMirrorHeaderConfig(t *testing.T) {
 // argument is refused, so that the route taken is the argument's.
 func TestLiveMirroredHeaderRoutes(t *testing.T) {
 	eu, us := mcptest.StartHTTPBin(t), mcptest.StartHTTPBin(t)
-	tools := `tool items {
-			description "List the items of a region."
-			get /anything/items
-			arg region string required {
-				enum eu us
-				mirror_header Region
-			}
-		}`
-	loadCaddyfile(t, "", fmt.Sprintf(`http://:{$LIVE_PORT} {
+	// As the README shows it: the tools in a snippet, one mcp per route.
+	loadCaddyfile(t, "", fmt.Sprintf(`(region_tools) {
+	tool items {
+		description "List the items of a region."
+		get /anything/items
+		arg region string required {
+			enum eu us
+			mirror_header Region
+		}
+	}
+}
+
+http://:{$LIVE_PORT} {
 	@eu header Mcp-Param-Region eu
 	handle @eu {
 		mcp /mcp {
 			upstream %s
 			header X-Served-By eu
-			%s
+			import region_tools
 		}
 	}
 	handle {
 		mcp /mcp {
 			upstream %s
 			header X-Served-By us
-			%s
+			import region_tools
 		}
 	}
-}`, eu, tools, us, tools))
+}`, eu, us))
 
 	servedBy := func(t *testing.T, res *mcp.CallToolResult) string {
 		t.Helper()
