@@ -2,6 +2,7 @@ package caddymcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,6 +79,9 @@ type Endpoint struct {
 	// mirrored are the tools with arguments mirrored into headers (see
 	// mirror.go), by name.
 	mirrored map[string]*mcp.Tool
+	// allowHeaders answers a CORS preflight: the MCP headers, and the
+	// Mcp-Param headers of the mirrored arguments.
+	allowHeaders string
 	// callTarget, when set, names the tool whose scopes a tools/call of
 	// name with these arguments needs (see refuseTool); unset, it is name.
 	callTarget func(name string, args json.RawMessage) string
@@ -89,7 +94,28 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 	}
 	e.transport = newTransport(srv, ctx.Slogger())
 	e.mirrored = mirroredTools(srv)
+	e.allowHeaders = corsAllowHeaders(e.mirrored)
 	return nil
+}
+
+// corsHeaders are the request headers a browser client of any endpoint
+// sends.
+const corsHeaders = "Content-Type, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
+
+// corsAllowHeaders are corsHeaders and the Mcp-Param headers of tools: a
+// browser sends no header a preflight did not allow, and there is no
+// wildcard for a prefix.
+func corsAllowHeaders(tools map[string]*mcp.Tool) string {
+	var params []string
+	for _, tool := range tools {
+		for _, b := range mcp.ExtractParamHeaderBindings(tool) {
+			if name := b.HeaderName(); !slices.Contains(params, name) {
+				params = append(params, name)
+			}
+		}
+	}
+	slices.Sort(params)
+	return strings.Join(append([]string{corsHeaders}, params...), ", ")
 }
 
 // provisionPolicy sets up what every request passes through before MCP:
@@ -257,7 +283,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 		if origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Methods", "POST, GET, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name")
+			h.Set("Access-Control-Allow-Headers", cmp.Or(e.allowHeaders, corsHeaders))
 			h.Set("Access-Control-Max-Age", "86400")
 			w.WriteHeader(http.StatusNoContent)
 			return nil

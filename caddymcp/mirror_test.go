@@ -178,7 +178,8 @@ func TestMirrorHeaderConfig(t *testing.T) {
 // listed the tools, sends Mcp-Param-Region, and the call for eu reaches
 // the eu upstream. A 2025-11-25 client sends no such header and takes the
 // default route; a request whose header names another region than its
-// argument is refused, so that the route taken is the argument's.
+// argument is refused, so that the route taken is the argument's. A
+// browser's preflight is told it may send the header.
 func TestLiveMirroredHeaderRoutes(t *testing.T) {
 	eu, us := mcptest.StartHTTPBin(t), mcptest.StartHTTPBin(t)
 	// As the README shows it: the tools in a snippet, one mcp per route.
@@ -206,6 +207,7 @@ http://:{$LIVE_PORT} {
 		mcp /mcp {
 			upstream %s
 			header X-Served-By us
+			allow_origins https://app.example.com
 			import region_tools
 		}
 	}
@@ -235,6 +237,12 @@ http://:{$LIVE_PORT} {
 				t.Errorf("served by %q, want %q", got, tt.want)
 			}
 		})
+	}
+
+	// A browser sends the header only if the preflight allows it.
+	resp := preflight(t, "/mcp", "https://app.example.com")
+	if got := resp.Header.Get("Access-Control-Allow-Headers"); !strings.HasSuffix(got, ", Mcp-Method, Mcp-Name, Mcp-Param-Region") {
+		t.Errorf("preflight: Access-Control-Allow-Headers %q lacks Mcp-Param-Region", got)
 	}
 
 	for _, era := range []string{"2026-07-28", "2025-11-25"} {
