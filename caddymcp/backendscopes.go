@@ -161,3 +161,14 @@ func (v *backendView) apiFor(caller *authorized) *codemode.BackendAPI {
 	}
 	return api
 }
+
+// scoped reports whether what a caller is told of the backends' tools
+// depends on its token: whether a backend has scopes.
+func (cm *CodeMode) scoped() bool {
+	for _, b := range cm.backends {
+		if b.scopes != nil {
+			return true
+		}
+	}
+	return false
+}

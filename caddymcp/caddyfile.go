@@ -42,6 +42,7 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		max_result_size   <size>
 //		structured_text   full|summary
 //		max_request_size  <size>
+//		list_ttl          <duration>
 //		discovery     all|search
 //		allow_origins <origin...>
 //		allow_hosts   <host...>
@@ -64,6 +65,7 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //				name        <wire-name>
 //				nullable
 //				header_name <field>
+//				mirror_header <name>
 //				style       form|spaceDelimited|pipeDelimited|deepObject|simple
 //				explode     true|false
 //				default     <value>
@@ -415,6 +417,10 @@ func parseArg(d *caddyfile.Dispenser, tool string) (*Arg, error) {
 			a.Nullable = true
 		case "header_name":
 			if err := oneArg(d, &a.HeaderName); err != nil {
+				return nil, err
+			}
+		case "mirror_header":
+			if err := oneArg(d, &a.MirrorHeader); err != nil {
 				return nil, err
 			}
 		case "style":

@@ -379,6 +379,11 @@ func TestUnmarshalCaddyfileArg(t *testing.T) {
 			want: &Arg{Name: "token", Type: "string", Required: true, In: "header", HeaderName: "X-Api-Token"},
 		},
 		{
+			name: "mirror_header",
+			line: "arg region string required {\n mirror_header Region\n}",
+			want: &Arg{Name: "region", Type: "string", Required: true, MirrorHeader: "Region"},
+		},
+		{
 			name: "string default and enum",
 			line: "arg status string \"Filter by status\" {\n default open\n enum open shipped cancelled\n}",
 			want: &Arg{
@@ -686,6 +691,8 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{name: "arg in without value", input: toolSnippet("arg q {\n in\n}"), wantErr: []string{"wrong argument count", "'in'"}},
 		{name: "arg in with two values", input: toolSnippet("arg q {\n in query body\n}"), wantErr: []string{"wrong argument count"}},
 		{name: "arg header_name without value", input: toolSnippet("arg q {\n header_name\n}"), wantErr: []string{"wrong argument count", "'header_name'"}},
+		{name: "arg mirror_header without value", input: toolSnippet("arg q {\n mirror_header\n}"), wantErr: []string{"wrong argument count", "'mirror_header'"}},
+		{name: "arg mirror_header with two values", input: toolSnippet("arg q {\n mirror_header A B\n}"), wantErr: []string{"wrong argument count", "'B'"}},
 		{name: "arg default without value", input: toolSnippet("arg q {\n default\n}"), wantErr: []string{"wrong argument count", "'default'"}},
 		{name: "arg default twice", input: toolSnippet("arg q {\n default a\n default b\n}"), wantErr: []string{"tool t: arg q: default is set twice"}},
 		{name: "arg enum without values", input: toolSnippet("arg q {\n enum\n}"), wantErr: []string{"wrong argument count", "'enum'"}},
@@ -771,6 +778,9 @@ func TestUnmarshalCaddyfileArgBlockDuplicates(t *testing.T) {
 		},
 		{
 			name: "header_name twice", block: "in header\n header_name X-A\n header_name X-B", wantErr: "header_name is set twice",
+		},
+		{
+			name: "mirror_header twice", block: "mirror_header A\n mirror_header B", wantErr: "mirror_header is set twice",
 		},
 		{
 			name: "empty enum line after another", block: "enum a b\n enum", wantErr: "wrong argument count",

@@ -317,6 +317,7 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 	if cm.Discovery != codemode.DiscoveryAll {
 		srv.AddTool(searchTool(cm.ToolName), cm.search)
 	}
+	cm.offerListCaching(srv, cm.scoped())
 	return cm.provisionEndpoint(ctx, srv, "codemode", cm.logger, cm.metrics)
 }
 

@@ -51,6 +51,7 @@ func parseCodeMode(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		discovery       all|search|auto
 //		max_declarations <size>
 //		max_request_size <size>
+//		list_ttl         <duration>
 //		allow_origins   <origin...>
 //		allow_hosts     <host...>
 //		authorization   { ... }   (see parseAuthorization)

@@ -2,6 +2,7 @@ package caddymcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -25,6 +28,10 @@ import (
 
 // defaultMaxRequestSize bounds a JSON-RPC request body.
 const defaultMaxRequestSize = 1 << 20
+
+// defaultListTTL is the ttlMs of a list answer: a reload is seen within
+// it, and a client that lists before every turn lists once in it.
+const defaultListTTL = time.Minute
 
 // Endpoint holds the settings every MCP endpoint of this plugin shares:
 // the request size limit and the browser Origin and Host policy.
@@ -50,6 +57,17 @@ type Endpoint struct {
 	// (anyone who reaches the endpoint may use it).
 	Authorization *AuthorizationConfig `json:"authorization,omitempty"`
 
+	// ListTTL is how long a 2026-07-28 client may reuse an answer to
+	// tools/list or server/discover before asking again (the answer's
+	// ttlMs), in whole milliseconds; 0 asks it to ask every time. The
+	// list changes only with the config (and, in codemode, with the
+	// backends' lists), and a client that lists before every turn fetches
+	// it, megabytes for a large API, once a minute instead. A tools/list
+	// that depends on the caller's token (tool scopes, backend scopes) is
+	// cacheScope private, kept apart per token; any other answer is
+	// public. Default: 1m.
+	ListTTL *caddy.Duration `json:"list_ttl,omitempty"`
+
 	origins    map[string]bool
 	anyOrigin  bool
 	hosts      map[string]bool
@@ -58,6 +76,12 @@ type Endpoint struct {
 	metrics    *metrics
 	handlerTag string
 	auth       *endpointAuth // nil without an authorization block
+	// mirrored are the tools with arguments mirrored into headers (see
+	// mirror.go), by name.
+	mirrored map[string]*mcp.Tool
+	// allowHeaders answers a CORS preflight: the MCP headers, and the
+	// Mcp-Param headers of the mirrored arguments.
+	allowHeaders string
 	// callTarget, when set, names the tool whose scopes a tools/call of
 	// name with these arguments needs (see refuseTool); unset, it is name.
 	callTarget func(name string, args json.RawMessage) string
@@ -69,7 +93,29 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 		return err
 	}
 	e.transport = newTransport(srv, ctx.Slogger())
+	e.mirrored = mirroredTools(srv)
+	e.allowHeaders = corsAllowHeaders(e.mirrored)
 	return nil
+}
+
+// corsHeaders are the request headers a browser client of any endpoint
+// sends.
+const corsHeaders = "Content-Type, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
+
+// corsAllowHeaders are corsHeaders and the Mcp-Param headers of tools: a
+// browser sends no header a preflight did not allow, and there is no
+// wildcard for a prefix.
+func corsAllowHeaders(tools map[string]*mcp.Tool) string {
+	var params []string
+	for _, tool := range tools {
+		for _, b := range mcp.ExtractParamHeaderBindings(tool) {
+			if name := b.HeaderName(); !slices.Contains(params, name) {
+				params = append(params, name)
+			}
+		}
+	}
+	slices.Sort(params)
+	return strings.Join(append([]string{corsHeaders}, params...), ", ")
 }
 
 // provisionPolicy sets up what every request passes through before MCP:
@@ -130,10 +176,45 @@ func (e *Endpoint) validate() error {
 			return fmt.Errorf("allow_hosts: %q is not a host name", h)
 		}
 	}
+	if err := checkListTTL(e.ListTTL); err != nil {
+		return err
+	}
 	if e.Authorization != nil {
 		return e.Authorization.validate()
 	}
 	return nil
+}
+
+// checkListTTL refuses a list_ttl that no ttlMs says: negative, or not
+// whole milliseconds.
+func checkListTTL(ttl *caddy.Duration) error {
+	if ttl == nil {
+		return nil
+	}
+	if d := time.Duration(*ttl); d < 0 || d%time.Millisecond != 0 {
+		return fmt.Errorf("list_ttl %s: want 0 or more whole milliseconds, such as 30s", d)
+	}
+	return nil
+}
+
+// offerListCaching sets the caching hints of srv's 2026-07-28 list
+// answers (mcp-go writes none for earlier revisions, which have no such
+// fields): the list_ttl, and a scope that is private when the tool list
+// depends on the caller's token. The fast path's prepared tools/list is
+// mcp-go's own answer, so it carries them too.
+func (e *Endpoint) offerListCaching(srv *server.MCPServer, perCaller bool) {
+	ttl := defaultListTTL
+	if e.ListTTL != nil {
+		ttl = time.Duration(*e.ListTTL)
+	}
+	scope := mcp.CacheScopePublic
+	if perCaller {
+		scope = mcp.CacheScopePrivate
+	}
+	server.WithMethodCacheHints(mcp.MethodToolsList, ttl.Milliseconds(), scope)(srv)
+	// What discover says (versions, capabilities, instructions) is the
+	// same for every caller.
+	server.WithMethodCacheHints(mcp.MethodServerDiscover, ttl.Milliseconds(), mcp.CacheScopePublic)(srv)
 }
 
 // rpcInfo is the part of a JSON-RPC message the handler looks at before
@@ -202,7 +283,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 		if origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Methods", "POST, GET, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name")
+			h.Set("Access-Control-Allow-Headers", cmp.Or(e.allowHeaders, corsHeaders))
 			h.Set("Access-Control-Max-Age", "86400")
 			w.WriteHeader(http.StatusNoContent)
 			return nil
@@ -276,7 +357,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 				if e.callTarget != nil {
 					tool = e.callTarget(tool, info.Params.Arguments)
 				}
-				if e.refuseTool(w, r, tool) {
+				if e.refuseTool(w, r, tool) || e.refuseMirror(w, r, &info) {
 					return nil
 				}
 				if fast != nil && fast.serve(w, r.WithContext(contextWith(r.Context(), ctxValue)), body, &info) {

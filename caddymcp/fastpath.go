@@ -39,10 +39,10 @@ type fastPath struct {
 	// replay writes a result the tool already gave, through mcp-go, for the
 	// answers appendAnswer does not write.
 	replay *server.StreamableHTTPServer
-	// headerBound are the tools with x-mcp-header parameters, which mcp-go
-	// checks against the request headers in 2026-07-28 requests.
-	headerBound map[string]bool
-	meta        []byte // the _meta of 2026-07-28 answers, marshalled once
+	// mirrored are the tools with arguments mirrored into headers, which
+	// mcp-go checks against the request headers in 2026-07-28 requests.
+	mirrored map[string]*mcp.Tool
+	meta     []byte // the _meta of 2026-07-28 answers, marshalled once
 	// list holds the prepared tools/list answers; nil: mcp-go answers
 	// every tools/list (see serveList).
 	list    *listAnswers
@@ -54,16 +54,13 @@ type fastPath struct {
 // newFastPath makes the fast path of an endpoint whose MCP server is srv
 // and whose transport is transport; call runs its tools.
 func newFastPath(call fastCall, srv *server.MCPServer, transport *server.StreamableHTTPServer, info mcp.Implementation, slogger *slog.Logger, logger *zap.Logger) *fastPath {
-	f := &fastPath{call: call, transport: transport, headerBound: map[string]bool{}, meta: serverMeta(info), logger: logger}
+	f := &fastPath{call: call, transport: transport, mirrored: mirroredTools(srv), meta: serverMeta(info), logger: logger}
 	// The replay server has the tools of srv, each answering with the result
 	// in its context, and the same name and version, so that mcp-go
 	// decorates and encodes a result as the endpoint's own server would.
 	replay := server.NewMCPServer(info.Name, info.Version, server.WithToolCapabilities(false), server.WithRecovery())
-	for name, t := range srv.ListTools() {
+	for _, t := range srv.ListTools() {
 		replay.AddTool(t.Tool, replayResult)
-		if len(mcp.ExtractParamHeaderBindings(&t.Tool)) > 0 {
-			f.headerBound[name] = true
-		}
 	}
 	f.replay = newTransport(replay, slogger)
 	return f
@@ -148,7 +145,7 @@ type fastRequest struct {
 //   - for a 2026-07-28 client: no Last-Event-ID, the version header equal to
 //     the _meta version, a version the transport serves, client
 //     capabilities that decode, Mcp-Method and Mcp-Name matching the body,
-//     and a tool without x-mcp-header parameters;
+//     and the Mcp-Param headers of mirrored arguments matching them;
 //   - jsonrpc is "2.0", and the id a string or a number (not null, which
 //     makes a notification);
 //   - the arguments absent, null or an object.
@@ -172,7 +169,7 @@ func (f *fastPath) accept(r *http.Request, body []byte, info *rpcInfo) (fastRequ
 		}
 	} else if header != version || !f.transport.SupportsProtocolVersion(version) ||
 		r.Header.Get(mcp.HeaderLastEventID) != "" || !clientCapabilities(info.Params.Meta.Capabilities, meta) ||
-		!standardHeadersMatch(r, version, info) || f.headerBound[info.Params.Name] {
+		!standardHeadersMatch(r, version, info) || !f.paramHeadersMatch(r, info) {
 		return call, false
 	}
 	if info.JSONRPC != mcp.JSONRPC_VERSION {
@@ -269,6 +266,13 @@ func standardHeadersMatch(r *http.Request, version string, info *rpcInfo) bool {
 		}
 	}
 	return mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, info.RawParams) == nil
+}
+
+// paramHeadersMatch reports whether a 2026-07-28 tools/call's Mcp-Param
+// headers match its mirrored arguments, as mcp-go checks them.
+func (f *fastPath) paramHeadersMatch(r *http.Request, info *rpcInfo) bool {
+	tool := f.mirrored[info.Params.Name]
+	return tool == nil || paramHeadersMatch(tool, r.Header, info.RawParams, true) == nil
 }
 
 // jsonContentType reports whether a Content-Type is application/json, as

@@ -99,18 +99,7 @@ func TestFastPathAnswersAsMCPGoDoes(t *testing.T) {
 		{"modern trace context in _meta", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"1"},` + meta[:len(meta)-1] + `,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}`, modern("get_order"), true},
 	}
 	send := func(h *Handler, body string, header map[string]string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		req = req.WithContext(context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
-		w := httptest.NewRecorder()
-		if err := h.ServeHTTP(w, req, nil); err != nil {
-			t.Fatal(err)
-		}
-		return w
+		return servePost(t, h, body, header)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,7 +303,19 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		{body: modernCall("get_order", `{"id":1}`), version: modern, mcpMethod: "tools/call", mcpName: "other"},
 		{body: modernCall("get_order", `{"id":1}`), mcpMethod: "tools/call", mcpName: "get_order"},
 		{body: modernCall("get_order", `{"id":1}`), version: legacy, mcpMethod: "tools/call", mcpName: "get_order"},
+		// A mirrored argument (mode 64: Mcp-Param-Region eu, 128: us, both:
+		// eu in Base64): the header that matches, one that does not, none.
 		{body: modernCall("header_bound", `{"region":"eu"}`), version: modern, mcpMethod: "tools/call", mcpName: "header_bound"},
+		{body: modernCall("header_bound", `{"region":"eu"}`), version: modern, mcpMethod: "tools/call", mcpName: "header_bound", mode: 64},
+		{body: modernCall("header_bound", `{"region":"eu"}`), version: modern, mcpMethod: "tools/call", mcpName: "header_bound", mode: 64 + 128},
+		{body: modernCall("header_bound", `{"region":"eu"}`), version: modern, mcpMethod: "tools/call", mcpName: "header_bound", mode: 128},
+		{body: modernCall("header_bound", `{}`), version: modern, mcpMethod: "tools/call", mcpName: "header_bound", mode: 128},
+		{body: modernCall("header_bound", `{"region":"eu"}`), version: modern, mcpMethod: "tools/call", mcpName: "other", mode: 128},
+		{body: call("1", "header_bound", `{"region":"eu"}`), version: legacy},
+		{body: call("1", "header_bound", `{"region":"eu"}`), version: legacy, mode: 64},
+		{body: call("1", "header_bound", `{"region":"eu"}`), version: legacy, mode: 128},
+		{body: call("1", "header_bound", `{}`), version: legacy, mode: 64},
+		{body: call("1", "header_bound", `{"region":"eu"}`), version: legacy, mode: 128 + 8},
 		{body: call("1", "get_order", `{"id":1}`), version: modern},
 		{body: call("1", "get_order", `{"id":1}`), version: "1999-01-01"},
 		{body: call("1", "get_order", `{"id":1}`), version: legacy, flags: 16}, // Mcp-Session-Id
@@ -407,7 +408,7 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		return h
 	}
 	type pair struct{ fast, mcpgo *Handler }
-	var modes []pair // by mode bits 1 (route mode), 8 (authorization), 32 (discovery search)
+	var modes []pair // by mode bits 1 (route mode), 8 (authorization), 32 (discovery search); 2, 4, 64 and 128 set headers
 	for _, discovery := range []string{"", discoverySearch} {
 		modes = append(modes,
 			pair{load(api.URL+"/v2", true, nil, discovery), load(api.URL+"/v2", false, nil, discovery)},
@@ -443,6 +444,9 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		}
 		if mode&4 != 0 {
 			header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		if region := map[byte]string{64: "eu", 128: "us", 64 + 128: "=?base64?ZXU=?="}[mode&(64+128)]; region != "" {
+			header.Set("Mcp-Param-Region", region)
 		}
 		i := int(mode & 1)
 		if mode&8 != 0 {

@@ -257,6 +257,24 @@ type fuzzRequest struct {
 
 var fuzzMethods = []string{http.MethodPost, http.MethodPost, http.MethodPost, http.MethodGet, http.MethodDelete, http.MethodOptions, http.MethodPut}
 
+// servePost sends an MCP POST of body with header to the mcp handler h,
+// as Caddy would hand it over (with a replacer), and returns the answer.
+func servePost(t *testing.T, h *Handler, body string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	req = req.WithContext(context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
+	w := httptest.NewRecorder()
+	if err := h.ServeHTTP(w, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // fuzzHeaders sets the MCP and browser headers a client sends from fuzzed
 // values; an empty value leaves the header out. flags picks the Accept and
 // Content-Type variants.
@@ -454,12 +472,14 @@ func fuzzCaddyfileSeeds(directive string) []string {
 			"mcp {\n\ttool \"\" {\n\t}\n\ttool t {\n\t\tdescription\n\t}\n}",
 			"mcp {\n\tupstream http://user:pass@example.com\n\ttimeout -1s\n\tmax_request_size 0\n}",
 			"mcp {\n\tupstream {env.UPSTREAM}\n\tallow_origins *\n\tallow_hosts \"\"\n}",
+			"mcp {\n\tlist_ttl 0\n\tlist_ttl -1s\n\tlist_ttl 1us\n}",
 			"mcp {\n\tupstream ://\n\tallow_origins http://[::1\n}",
 			"mcp {\n\ttool t {\n\t\tdescription d\n\t\thead /\n\t\tannotations read_only=maybe\n\t}\n}",
 			"mcp {\n\ttool t {\n\t\tdescription d\n\t\tget /\n\t\targ a string[] {\n\t\t\tdefault '[1,2]'\n\t\t\tenum a b\n\t\t}\n\t}\n}",
 			"mcp {\n\timport x\n\t{$ENV}\n\t}\n}",
 			"mcp {\n\ttool t {\n\t\tdescription <<EOF\n\t\tmulti\n\t\tEOF\n\t\tget /\n\t}\n}",
 			"mcp {\n\ttool t {\n\t\tdescription d\n\t\tget /\n\t\ttimeout 1ns\n\t\tquery a {http.request.header.X}\n\t\theader \"Bad Header\" v\n\t}\n}",
+			"mcp {\n\ttool t {\n\t\tdescription d\n\t\tget /\n\t\targ region string required {\n\t\t\tenum eu us\n\t\t\tmirror_header Region\n\t\t}\n\t\targ zone number {\n\t\t\tmirror_header region\n\t\t}\n\t\targ x {\n\t\t\tmirror_header \"A B\"\n\t\t}\n\t}\n}",
 			"mcp { tool t { description d; get / } }",
 			"mcp {\n" + strings.Repeat("\ttool t {\n", 50) + strings.Repeat("\t}\n", 50) + "}",
 		}
@@ -468,6 +488,7 @@ func fuzzCaddyfileSeeds(directive string) []string {
 		"codemode",
 		"codemode {\n}",
 		"codemode {\n\tbackend shop http://127.0.0.1:8080/mcp\n}",
+		"codemode {\n\tbackend shop http://127.0.0.1:8080/mcp\n\tlist_ttl 1500ms\n}",
 		"codemode /code {\n\tname gateway\n\tinstructions \"Use code.\"\n\ttool_name run_code\n\tbackend shop http://127.0.0.1:8080/mcp {\n\t\theader Authorization \"Bearer {env.SHOP_TOKEN}\"\n\t\ttransport sse\n\t\ttools get_* list_*\n\t\ttimeout 10s\n\t}\n\tbackend crm https://crm.example.com/mcp\n\ttimeout 10s\n\tmax_tool_calls 50\n\tmax_output 16KiB\n\tmax_code_size 32KiB\n\tmax_concurrent 4\n\tmax_memory 512MiB\n\tmax_request_size 256KiB\n\tallow_origins https://app.example.com\n\tallow_hosts code.internal\n}",
 		"codemode {\n\tbackend my-api http://127.0.0.1:1/mcp\n}",
 		"codemode {\n\tbackend console http://127.0.0.1:1/mcp\n}",

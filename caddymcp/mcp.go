@@ -248,7 +248,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 	h.fast = newFastPath(h.runTool, srv, h.transport, mcp.Implementation{Name: h.Name, Version: h.Version}, ctx.Slogger(), h.logger)
-	if h.auth == nil || len(h.auth.toolScopes) == 0 || h.disc != nil {
+	shared := h.auth == nil || len(h.auth.toolScopes) == 0 || h.disc != nil
+	h.offerListCaching(srv, !shared)
+	if shared {
 		// One list for every caller: it is answered from bytes. With tool
 		// scopes each caller's list is filtered, by mcp-go; with discovery
 		// search it holds two tools that need no scope.

@@ -33,6 +33,8 @@ func (e *Endpoint) unmarshalSubdirective(d *caddyfile.Dispenser) (bool, error) {
 		if len(e.AllowHosts) == 0 {
 			return true, d.ArgErr()
 		}
+	case "list_ttl":
+		return true, listTTLArg(d, &e.ListTTL)
 	case "authorization":
 		var err error
 		e.Authorization, err = parseAuthorization(d)
@@ -77,6 +79,24 @@ func durationArg(d *caddyfile.Dispenser, target *caddy.Duration) error {
 		return d.Errf("%s must be positive, got %q", key, s)
 	}
 	*target = caddy.Duration(dur)
+	return nil
+}
+
+// listTTLArg reads a list_ttl, which may be 0.
+func listTTLArg(d *caddyfile.Dispenser, target **caddy.Duration) error {
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return err
+	}
+	dur, err := caddy.ParseDuration(s)
+	if err != nil {
+		return d.Errf("list_ttl %q: %v", s, err)
+	}
+	ttl := caddy.Duration(dur)
+	if err := checkListTTL(&ttl); err != nil {
+		return d.WrapErr(err)
+	}
+	*target = &ttl
 	return nil
 }
 

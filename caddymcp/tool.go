@@ -154,6 +154,14 @@ type Arg struct {
 	// Enum lists the allowed values (of the items, for an array type).
 	// Default: any value.
 	Enum []json.RawMessage `json:"enum,omitempty"`
+
+	// MirrorHeader asks 2026-07-28 clients to send the argument in the
+	// header Mcp-Param-<MirrorHeader> too (the input schema's
+	// x-mcp-header, SEP-2243), so that Caddy's header matchers can route
+	// or limit requests on it. The endpoint refuses a call whose header
+	// disagrees with the argument, or, from a 2026-07-28 client, lacks it.
+	// Only for a string, integer or boolean arg. Default: not mirrored.
+	MirrorHeader string `json:"mirror_header,omitempty"`
 }
 
 // Annotations are the MCP tool annotations. Unset hints are not sent.
@@ -223,6 +231,7 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 			Name: a.Name, Type: a.Type, Required: a.Required, Description: a.Description,
 			In: upstream.Placement(a.In), HeaderName: a.HeaderName, Default: a.Default, Enum: a.Enum,
 			WireName: a.WireName, Nullable: a.Nullable, Style: upstream.Style(a.Style), Explode: a.Explode,
+			MirrorHeader: a.MirrorHeader,
 		})
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.Query)) {
@@ -235,6 +244,11 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 		return nil, err
 	}
 	p := newProvisioned(op, &def, t.Description, t.Title, t.Annotations)
+	// An input_schema may carry x-mcp-header itself: mcp-go would check
+	// calls against an annotation no client can follow.
+	if err := mcp.ValidateParamHeaderAnnotations(&p.mcpTool); err != nil {
+		return nil, fmt.Errorf("input_schema: %v", err)
+	}
 	p.timeout = t.Timeout
 	p.shape.MaxSize = t.MaxResultSize
 	return p, nil

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 var argTypes = map[string]string{ // type word -> item type for arrays, "" for scalars
@@ -37,6 +39,7 @@ func argsSchema(args []Arg) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{`)
 	var required []string
+	mirrored := make(map[string]*Arg) // by lowercased header name
 	for i := range args {
 		a := &args[i]
 		word := a.Type
@@ -47,6 +50,9 @@ func argsSchema(args []Arg) ([]byte, error) {
 			return nil, argError(a.Name, fmt.Errorf("arg %q: unknown type %q (want string, integer, number, boolean, object, array, or string[], integer[], number[], boolean[], object[])", a.Name, a.Type))
 		}
 		typ, items := SchemaType(word)
+		if err := checkMirror(a, typ, mirrored); err != nil {
+			return nil, argError(a.Name, fmt.Errorf("arg %q: %v", a.Name, err))
+		}
 		prop, err := propertySchema(a, typ, items)
 		if err != nil {
 			return nil, argError(a.Name, fmt.Errorf("arg %q: %v", a.Name, err))
@@ -87,6 +93,11 @@ func propertySchema(a *Arg, typ, items string) ([]byte, error) {
 		d, _ := json.Marshal(a.Description)
 		b.WriteString(`,"description":`)
 		b.Write(d)
+	}
+	if a.MirrorHeader != "" {
+		h, _ := json.Marshal(a.MirrorHeader)
+		b.WriteString(`,"x-mcp-header":`)
+		b.Write(h)
 	}
 	values := a.Enum
 	if a.Nullable && typ != "array" && len(values) > 0 && !slices.ContainsFunc(values, isNull) {
@@ -135,6 +146,40 @@ func propertySchema(a *Arg, typ, items string) ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// checkMirror checks an arg's mirror_header: a header name, once per tool
+// whatever its case (headers are named case-insensitively), on a value a
+// header holds as SEP-2243 writes it: a string, an integer or a boolean,
+// never null (a number's text has more than one spelling, and an array or
+// object has none). mirrored holds the names taken so far.
+// paramPrefix begins the header of a mirrored argument.
+const paramPrefix = "Mcp-Param-"
+
+func checkMirror(a *Arg, typ string, mirrored map[string]*Arg) error {
+	name := a.MirrorHeader
+	if name == "" {
+		return nil
+	}
+	if !httpguts.ValidHeaderFieldName(name) {
+		return fmt.Errorf("mirror_header %q: not a header field name (letters, digits and !#$%%&'*+-.^_`|~)", name)
+	}
+	if len(name) >= len(paramPrefix) && strings.EqualFold(name[:len(paramPrefix)], paramPrefix) {
+		return fmt.Errorf("mirror_header %s: name it without the %s prefix, which clients add", name, paramPrefix)
+	}
+	switch typ {
+	case "string", "integer", "boolean":
+	default:
+		return fmt.Errorf("mirror_header %s: only a string, integer or boolean arg is mirrored into a header, not %s", name, a.Type)
+	}
+	if a.Nullable {
+		return fmt.Errorf("mirror_header %s: a nullable arg is not mirrored into a header", name)
+	}
+	if other, ok := mirrored[strings.ToLower(name)]; ok {
+		return fmt.Errorf("mirror_header %s: arg %q mirrors into Mcp-Param-%s already", name, other.Name, other.MirrorHeader)
+	}
+	mirrored[strings.ToLower(name)] = a
+	return nil
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }

@@ -81,6 +81,12 @@ type Arg struct {
 	// style's own default, true for form and deepObject, false for the
 	// others.
 	Explode *bool
+	// MirrorHeader is the name a 2026-07-28 client mirrors the argument
+	// under, as the header Mcp-Param-<MirrorHeader> (the schema's
+	// x-mcp-header, SEP-2243), so that a proxy can route on it; the
+	// endpoint checks the header against the argument. Only for a
+	// string, integer or boolean that is not nullable. "": not mirrored.
+	MirrorHeader string
 }
 
 // typed reports whether the arg line declares anything beyond placement.
@@ -121,6 +127,9 @@ func NewOperation(def Definition) (*Operation, error) {
 		for _, a := range def.Args {
 			if a.typed() {
 				return nil, argError(a.Name, fmt.Errorf("arg %q: typed arg lines and input_schema do not mix; beside input_schema an arg line only places a property (in, name, header_name)", a.Name))
+			}
+			if a.MirrorHeader != "" {
+				return nil, argError(a.Name, fmt.Errorf(`arg %q: mirror_header goes with typed arg lines; beside input_schema, put "x-mcp-header": %q in the property's schema`, a.Name, a.MirrorHeader))
 			}
 		}
 		op.schema = def.InputSchema

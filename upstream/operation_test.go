@@ -263,3 +263,52 @@ func TestOperationCall(t *testing.T) {
 		t.Errorf("label %q", target.Label)
 	}
 }
+
+// TestMirrorHeader: a mirrored arg carries x-mcp-header in the schema,
+// and a mirror that no header could carry, or that two args share, is
+// refused naming its arg.
+func TestMirrorHeader(t *testing.T) {
+	op, err := NewOperation(Definition{Method: "GET", Path: "/items", Args: []Arg{
+		{Name: "region", Description: "Where", MirrorHeader: "Region", Enum: []json.RawMessage{json.RawMessage(`"eu"`)}},
+		{Name: "limit", Type: "integer", MirrorHeader: "Limit"},
+		{Name: "all", Type: "boolean", MirrorHeader: "All"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"region":{"type":"string","description":"Where","x-mcp-header":"Region","enum":["eu"]},` +
+		`"limit":{"type":"integer","x-mcp-header":"Limit"},"all":{"type":"boolean","x-mcp-header":"All"}},"additionalProperties":false}`
+	if got := string(op.InputSchema()); got != want {
+		t.Errorf("schema\n%s\nwant\n%s", got, want)
+	}
+	tool := mcp.NewToolWithRawSchema("t", "d", op.InputSchema())
+	if err := mcp.ValidateParamHeaderAnnotations(&tool); err != nil {
+		t.Errorf("mcp-go refuses the schema: %v", err)
+	}
+
+	for _, tt := range []struct {
+		name string
+		args []Arg
+		want string
+	}{
+		{"a name with a space", []Arg{{Name: "a", MirrorHeader: "A B"}}, `arg "a": mirror_header "A B": not a header field name`},
+		{"a name with a colon", []Arg{{Name: "a", MirrorHeader: "A:"}}, `arg "a": mirror_header "A:": not a header field name`},
+		{"a name with the prefix", []Arg{{Name: "a", MirrorHeader: "mcp-param-Region"}}, `arg "a": mirror_header mcp-param-Region: name it without the Mcp-Param- prefix, which clients add`},
+		{"a number", []Arg{{Name: "a", Type: "number", MirrorHeader: "A"}}, `arg "a": mirror_header A: only a string, integer or boolean arg is mirrored into a header, not number`},
+		{"an array", []Arg{{Name: "a", Type: "string[]", MirrorHeader: "A"}}, `arg "a": mirror_header A: only a string, integer or boolean arg is mirrored into a header, not string[]`},
+		{"an object", []Arg{{Name: "a", Type: "object", MirrorHeader: "A"}}, `arg "a": mirror_header A: only a string, integer or boolean arg is mirrored into a header, not object`},
+		{"a nullable arg", []Arg{{Name: "a", Nullable: true, MirrorHeader: "A"}}, `arg "a": mirror_header A: a nullable arg is not mirrored into a header`},
+		{"one name twice, in two cases", []Arg{{Name: "b", MirrorHeader: "Region"}, {Name: "a", MirrorHeader: "REGION"}}, `arg "a": mirror_header REGION: arg "b" mirrors into Mcp-Param-Region already`},
+		{"beside input_schema", []Arg{{Name: "a", MirrorHeader: "A"}}, `arg "a": mirror_header goes with typed arg lines; beside input_schema, put "x-mcp-header": "A" in the property's schema`},
+	} {
+		def := Definition{Method: "GET", Path: "/", Args: tt.args}
+		if tt.name == "beside input_schema" {
+			def.InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)
+		}
+		_, err := NewOperation(def)
+		var part *PartError
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !errors.As(err, &part) || part.Arg != "a" {
+			t.Errorf("%s: error %v, want %q naming arg a", tt.name, err, tt.want)
+		}
+	}
+}
