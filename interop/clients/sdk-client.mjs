@@ -77,7 +77,7 @@ async function mcpEndpoint() {
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     await check("tools/list: every fixture tool, with schemas and annotations", () => {
       assert.deepEqual(Object.keys(byName).sort(), [
-        "get_product", "json_schema_2020_12_tool", "test_audio_content", "test_embedded_resource",
+        "echo_region", "get_product", "json_schema_2020_12_tool", "test_audio_content", "test_embedded_resource",
         "test_error_handling", "test_image_content", "test_simple_text",
       ]);
       const p = byName.get_product;

@@ -54,7 +54,7 @@ async function mcpEndpoint(label, mode) {
     const tools = await listTools(label, client);
     await check(`${label}: tools/list: every fixture tool, get_product's schema`, () => {
       assert.deepEqual(tools.map((t) => t.name).sort(), [
-        "get_product", "json_schema_2020_12_tool", "test_audio_content", "test_embedded_resource",
+        "echo_region", "get_product", "json_schema_2020_12_tool", "test_audio_content", "test_embedded_resource",
         "test_error_handling", "test_image_content", "test_simple_text",
       ]);
       const p = tools.find((t) => t.name === "get_product");
@@ -91,6 +91,14 @@ async function mcpEndpoint(label, mode) {
       assertOK(r);
       assert.equal(JSON.parse(text(r)).name, "Stoneware mug");
       assert.deepEqual(progress, [{ progress: 0, message: "calling get_product" }]);
+    });
+
+    await check(`${label}: mirror_header: x-mcp-header in the schema, and a call whose mirrored header the endpoint checked`, async () => {
+      const e = tools.find((t) => t.name === "echo_region");
+      assert.equal(e.inputSchema.properties.region["x-mcp-header"], "Region");
+      const r = await client.callTool({ name: "echo_region", arguments: { region: "eu" } });
+      assertOK(r);
+      assert.deepEqual(JSON.parse(text(r)), { region: "eu" });
     });
 
     await check(`${label}: unknown tool: JSON-RPC error -32602`, async () => {
