@@ -240,11 +240,11 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 		if bound := state.broken(); bound != nil {
 			return nil, bound
 		}
-		refused := versionRefused(err)
+		refused := eraRefused(err, state, cn.ProtocolVersion())
 		if ctx.Err() == nil && (refused || staleSession(err, state) || unreachable(err)) {
 			// The request never ran: reconnect, and try once more. A
-			// backend that refused the connection's protocol version was
-			// replaced by one of another era, to be learned again.
+			// backend that refused the connection's era was replaced by
+			// one of the other era, to be learned again.
 			if refused {
 				b.forgetEra(cn)
 			}

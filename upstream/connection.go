@@ -210,7 +210,10 @@ func (b *Backend) connect() error {
 	}()
 	era := b.knownEra()
 	err := b.connectAs(ctx, cancel, started, era)
-	if err != nil && era != "" && ctx.Err() == nil && !unreachable(err) {
+	// A remembered 2026-07-28 asks server/discover first and falls back on
+	// its own; only a remembered earlier era skips the probe, to be tried
+	// once more with it.
+	if err != nil && era != "" && !mcp.IsModernProtocol(era) && ctx.Err() == nil && !unreachable(err) {
 		b.logger.Load().Debug("backend refused the protocol it spoke before; learning it again",
 			zap.String("backend", b.cfg.Name), zap.String("protocol", era), zap.Error(err))
 		b.setEra("")

@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"errors"
+	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -68,10 +70,30 @@ func (b *Backend) forgetEra(cn *conn) {
 	b.mu.Unlock()
 }
 
-// versionRefused reports an answer refusing the request's protocol version:
-// UnsupportedProtocolVersion (-32022), which 2026-07-28 defines. A request
-// refused for its version did not run.
-func versionRefused(err error) bool {
+// eraRefused reports an answer to a request in version that a backend of the
+// other era gives, refusing it before any tool ran: the backend was
+// replaced by one of the other era, to be learned again.
+//
+//   - UnsupportedProtocolVersion (-32022), which 2026-07-28 defines, when it
+//     does not list version among those the backend supports (a backend
+//     that lists it refused something else).
+//   - On a 2026-07-28 connection, HTTP 400 or 404 with any error but those
+//     a 2026-07-28 server answers a request it read with (invalid params,
+//     unknown method, the header and capability errors): a server of an
+//     earlier era refuses a request without a session, or a version it does
+//     not know, so (400 with -32000 and "Mcp-Session-Id header is required"
+//     from the TypeScript SDK, plain text from others).
+func eraRefused(err error, state *callState, version string) bool {
 	var unsupported mcp.UnsupportedProtocolVersionError
-	return errors.As(err, &unsupported)
+	if errors.As(err, &unsupported) {
+		return !slices.Contains(unsupported.Supported, version)
+	}
+	if !mcp.IsModernProtocol(version) {
+		return false
+	}
+	if status, _ := state.answer(); status != http.StatusBadRequest && status != http.StatusNotFound {
+		return false
+	}
+	return !errors.Is(err, mcp.ErrInvalidParams) && !errors.Is(err, mcp.ErrMethodNotFound) &&
+		!errors.Is(err, mcp.HeaderMismatchError{}) && !errors.Is(err, mcp.MissingRequiredClientCapabilityError{})
 }

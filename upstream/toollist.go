@@ -234,7 +234,7 @@ func (b *Backend) Relist(ctx context.Context) {
 	state := &callState{replayable: true}
 	tools, err := b.listTools(context.WithValue(ctx, callStateKey{}, state), cn.Client)
 	if err != nil {
-		refused := versionRefused(err)
+		refused := eraRefused(err, state, cn.ProtocolVersion())
 		if refused {
 			b.forgetEra(cn)
 		}

@@ -113,7 +113,10 @@ func LegacyAnswering(counts *Counts, status int, body string) http.Handler {
 		case method == "server/discover":
 			return status, body
 		case version == Modern && id != nil:
-			return http.StatusBadRequest, rpcError(id, unsupported(Legacy))
+			// mcp-go's server would serve it (it speaks 2026-07-28 as
+			// well); a server of 2025-11-25 alone refuses a request
+			// without a session, as the TypeScript SDK's does.
+			return http.StatusBadRequest, rpcError(json.RawMessage("null"), `{"code":-32000,"message":"Bad Request: Mcp-Session-Id header is required"}`)
 		}
 		return 0, ""
 	})
