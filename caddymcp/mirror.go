@@ -1,6 +1,7 @@
 package caddymcp
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -15,7 +16,7 @@ import (
 // its body, and so does the fast path, with the same function. A client
 // of an earlier revision knows nothing of the headers and sends none; one
 // that sends such a header anyway is held to it, or it could be routed by
-// one value and call with another.
+// one value and call with another; and no client may send one twice.
 
 // mirroredTools are the tools of srv with mirrored arguments, by name.
 func mirroredTools(srv *server.MCPServer) map[string]*mcp.Tool {
@@ -35,6 +36,13 @@ func mirroredTools(srv *server.MCPServer) map[string]*mcp.Tool {
 // argument. With modern false (an earlier revision), only the headers
 // sent are checked.
 func paramHeadersMatch(tool *mcp.Tool, header http.Header, params []byte, modern bool) error {
+	// A header sent twice could be matched (Caddy's header matcher takes
+	// any of the values) by a value the check never saw.
+	for _, b := range mcp.ExtractParamHeaderBindings(tool) {
+		if n := len(header.Values(b.HeaderName())); n > 1 {
+			return mcp.HeaderMismatchError{Reason: fmt.Sprintf("%s sent %d times", b.HeaderName(), n)}
+		}
+	}
 	var expected map[string]string
 	if !modern {
 		// A header not sent is taken as what a client that mirrors would
@@ -50,13 +58,17 @@ func paramHeadersMatch(tool *mcp.Tool, header http.Header, params []byte, modern
 	}, tool, params)
 }
 
-// refuseMirror answers a tools/call of an earlier revision whose Mcp-Param
-// headers disagree with its arguments, with mcp-go's answer to such a
-// 2026-07-28 request, and reports whether it did.
+// refuseMirror answers a tools/call whose Mcp-Param headers disagree with
+// its arguments, or hold one twice, with mcp-go's answer to such a
+// 2026-07-28 request, and reports whether it did. It checks the headers
+// sent whatever revision the call claims: the era mcp-go reads from a
+// request may not be the one its own fields seem to say (a _meta key in
+// other letters, a version that is not a string), and a call it takes
+// for an earlier revision gets no check of its own. mcp-go then holds a
+// 2026-07-28 call to every mirrored argument as well.
 func (e *Endpoint) refuseMirror(w http.ResponseWriter, r *http.Request, info *rpcInfo) bool {
 	tool := e.mirrored[info.Params.Name]
-	if tool == nil || !info.paramsDecoded ||
-		mcp.IsModernProtocol(info.Params.Meta.ProtocolVersion) || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+	if tool == nil {
 		return false
 	}
 	if err := paramHeadersMatch(tool, r.Header, info.RawParams, false); err != nil {

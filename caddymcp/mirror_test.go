@@ -85,6 +85,17 @@ func TestMirroredArguments(t *testing.T) {
 		}
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"items","arguments":` + args + `}}`, h
 	}
+	// Calls whose era mcp-go reads as earlier than their _meta seems to
+	// say: a key in other letters, a version that is not a string.
+	oddMeta := func(args string, params map[string]string) (string, map[string]string) {
+		body, h := legacy(args, params)
+		return strings.Replace(body, `"arguments"`, `"_meta":{"IO.MODELCONTEXTPROTOCOL/PROTOCOLVERSION":"2026-07-28"},"arguments"`, 1), h
+	}
+	numberMeta := func(args string, params map[string]string) (string, map[string]string) {
+		body, h := legacy(args, params)
+		delete(h, "Mcp-Protocol-Version")
+		return strings.Replace(body, `"arguments"`, `"_meta":{"io.modelcontextprotocol/protocolVersion":1},"arguments"`, 1), h
+	}
 	type request func(string, map[string]string) (string, map[string]string)
 	tests := []struct {
 		name     string
@@ -115,6 +126,10 @@ func TestMirroredArguments(t *testing.T) {
 			`header mismatch: Mcp-Param-Region: header value "us" does not match body value`, false},
 		{"an earlier revision with a header for an argument not sent", legacy, `{"region":"eu"}`, map[string]string{"Mcp-Param-All": "true"},
 			`header mismatch: Mcp-Param-All: unexpected header`, false},
+		{"a _meta key in capitals", oddMeta, `{"region":"eu"}`, map[string]string{"Mcp-Param-Region": "us"},
+			`header mismatch: Mcp-Param-Region: header value "us" does not match body value`, false},
+		{"a version that is a number", numberMeta, `{"region":"eu"}`, map[string]string{"Mcp-Param-Region": "us"},
+			`header mismatch: Mcp-Param-Region: header value "us" does not match body value`, false},
 	}
 	send := func(h *Handler, body string, header map[string]string) *httptest.ResponseRecorder {
 		return servePost(t, h, body, header)
@@ -276,6 +291,43 @@ func BenchmarkParamHeadersMatch(b *testing.B) {
 	for b.Loop() {
 		if err := paramHeadersMatch(&tool, header, params, true); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestMirroredHeaderTwice: a mirrored header sent twice is refused in
+// either era, even when its first value is the argument: Caddy's header
+// matcher would match the second.
+func TestMirroredHeaderTwice(t *testing.T) {
+	api, hits := countingUpstream(t)
+	h, err := loadMCP(t, `{"upstream":"`+api.URL+`","tools":[{"name":"items","description":"d","method":"GET","path":"/items",`+
+		`"args":[{"name":"region","required":true,"mirror_header":"Region"}]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"items","arguments":{"region":"us"}}}`
+		if version == "2026-07-28" {
+			body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"items","arguments":{"region":"us"},` + modernMeta + `}}`
+		}
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Mcp-Protocol-Version": version, "Mcp-Method": "tools/call", "Mcp-Name": "items"} {
+			req.Header.Set(k, v)
+		}
+		req.Header.Add("Mcp-Param-Region", "us")
+		req.Header.Add("Mcp-Param-Region", "eu")
+		req = req.WithContext(context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
+		w := httptest.NewRecorder()
+		before := hits.Load()
+		if err := h.ServeHTTP(w, req, nil); err != nil {
+			t.Fatal(err)
+		}
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"code":-32020`) || !strings.Contains(w.Body.String(), "Mcp-Param-Region sent 2 times") {
+			t.Errorf("%s: %d %s, want 400 with -32020", version, w.Code, w.Body)
+		}
+		if hits.Load() != before {
+			t.Errorf("%s: the upstream got %d requests", version, hits.Load()-before)
 		}
 	}
 }

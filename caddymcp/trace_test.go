@@ -101,10 +101,20 @@ func traceparentOf(s tracetest.SpanStub) string {
 func wantNoSecret(t *testing.T, secrets ...string) {
 	t.Helper()
 	for _, s := range spans.GetSpans() {
+		texts := map[string]string{"status": s.Status.Description}
 		for _, kv := range s.Attributes {
+			texts["attribute "+string(kv.Key)] = kv.Value.Emit()
+		}
+		for i, e := range s.Events {
+			texts[fmt.Sprintf("event %d", i)] = e.Name
+			for _, kv := range e.Attributes {
+				texts[fmt.Sprintf("event %d %s", i, kv.Key)] = kv.Value.Emit()
+			}
+		}
+		for where, text := range texts {
 			for _, secret := range secrets {
-				if strings.Contains(kv.Value.Emit(), secret) {
-					t.Errorf("span %q: attribute %s holds a secret: %s", s.Name, kv.Key, kv.Value.Emit())
+				if strings.Contains(text, secret) {
+					t.Errorf("span %q: %s holds a secret: %s", s.Name, where, text)
 				}
 			}
 		}

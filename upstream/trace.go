@@ -69,8 +69,11 @@ func (s RequestSpan) End(status int, err error) {
 	}
 	switch {
 	case err != nil:
-		s.span.SetAttributes(attribute.String("error.type", ErrorType(err)))
-		s.span.SetStatus(codes.Error, err.Error())
+		// The kind, never the text: an error of a later handler (route
+		// mode) or a panic value may hold anything.
+		kind := ErrorType(err)
+		s.span.SetAttributes(attribute.String("error.type", kind))
+		s.span.SetStatus(codes.Error, kind)
 	case status != 0:
 		s.span.SetAttributes(attribute.Int("http.response.status_code", status))
 		if status >= 400 {
