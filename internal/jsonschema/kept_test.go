@@ -227,10 +227,13 @@ func TestKeptAgreesWithV5OnRandomSchemas(t *testing.T) {
 		}
 	}
 	// The generator must give both verdicts, and often more violations
-	// than are kept, or the test says little.
+	// than are kept, or the test says little. Over 40 seeds it gave 72 to
+	// 76 in 100 invalid and 2.1 to 3.2 in 100 with more than Kept; the
+	// bounds sit far enough outside that to fail only for a broken
+	// generator, never for an unlucky seed.
 	total := schemas * instances
 	t.Logf("%d of %d instances invalid, %d with more than %d violations", invalid, total, many, Kept)
-	if invalid < total/10 || invalid > total*9/10 || many < total/50 {
+	if invalid < total/10 || invalid > total*9/10 || many < total/200 {
 		t.Fatalf("the generator is lopsided")
 	}
 }
