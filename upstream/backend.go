@@ -91,6 +91,9 @@ type Backend struct {
 	// probed with server/discover again on each reconnect.
 	era string
 
+	// connecting says an attempt to connect is under way.
+	connecting bool
+
 	wake     chan struct{} // asks the connection loop to reconnect now
 	refresh  chan struct{} // asks for the tool list again
 	settled  chan struct{} // closed and replaced after each attempt

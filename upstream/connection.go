@@ -36,21 +36,27 @@ func (cn *conn) close() {
 }
 
 // connected returns the current connection, asking for one and waiting
-// for the attempt when there is none.
+// for the attempt when there is none. An attempt already under way when
+// the call came began before the call saw the connection fail (it may
+// have straddled a restart of the backend, initializing with the old
+// server and listing tools with the new): when it fails, the call waits
+// for one attempt of its own before giving up.
 func (b *Backend) connected(ctx context.Context) (*conn, error) {
-	for tries := 0; tries < 2; tries++ {
+	ownAttempt := false
+	for waits := 0; ; waits++ {
 		b.mu.Lock()
-		cn, settled, lastErr, held := b.conn, b.settled, b.lastErr, time.Now().Before(b.holdUntil)
+		cn, settled, lastErr, held, own := b.conn, b.settled, b.lastErr, time.Now().Before(b.holdUntil), !b.connecting
 		b.mu.Unlock()
 		if cn != nil {
 			return cn, nil
 		}
-		if tries == 1 || held {
+		if held || waits == 2 || (waits == 1 && ownAttempt) {
 			if lastErr == nil {
 				lastErr = errors.New("not connected")
 			}
 			return nil, fmt.Errorf("unavailable: %w", lastErr)
 		}
+		ownAttempt = own
 		select {
 		case b.wake <- struct{}{}:
 		default:
@@ -63,7 +69,6 @@ func (b *Backend) connected(ctx context.Context) (*conn, error) {
 			return nil, errors.New("unavailable: the backend is shutting down")
 		}
 	}
-	return nil, errors.New("unavailable")
 }
 
 func (b *Backend) streamLost(cn *conn) error {
@@ -139,6 +144,9 @@ func (b *Backend) loop() {
 			if hold > 0 && !b.sleep(hold, false) {
 				return
 			}
+			b.mu.Lock()
+			b.connecting = true
+			b.mu.Unlock()
 			err := b.connect()
 			b.settle()
 			if err != nil {
@@ -189,6 +197,7 @@ func (b *Backend) sleep(d time.Duration, wakeable bool) bool {
 // settle tells waiters that a connection attempt is over.
 func (b *Backend) settle() {
 	b.mu.Lock()
+	b.connecting = false
 	close(b.settled)
 	b.settled = make(chan struct{})
 	b.mu.Unlock()
