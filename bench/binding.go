@@ -129,6 +129,7 @@ func bindingOverhead(s *settings, r *report) error {
 		binding, one := (median(with)-median(none))/n, median(dir)/n
 		allBinding, allDirect = append(allBinding, binding), append(allDirect, one)
 		b.Overheads = append(b.Overheads, binding-one)
+		log.Printf("  round %d: binding call %s, client's call %s", len(b.Overheads), time.Duration(binding), time.Duration(one))
 	}
 	b.BindingCall, b.DirectCall = time.Duration(median(allBinding)), time.Duration(median(allDirect))
 	r.binding = b

@@ -129,6 +129,7 @@ func codeModeTask(s *settings, r *report) error {
 func (t *CodeModeTask) addRound(calls, code []float64) {
 	if c := median(calls); c > 0 {
 		t.Ratios = append(t.Ratios, median(code)/c)
+		log.Printf("  round %d: calls %s, code %s, %.2fx", len(t.Ratios), time.Duration(c), time.Duration(median(code)), median(code)/c)
 	}
 }
 
