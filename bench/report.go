@@ -95,7 +95,7 @@ func (r *report) targets() []target {
 	}
 	if b := r.binding; b != nil && len(b.Overheads) > 0 {
 		out = append(out, target{fmt.Sprintf("a binding call to an mcp endpoint of the same Caddy adds <= %d µs to a client's own call", bindingBudget.Microseconds()),
-			b.overhead().micros(fmtDur(b.BindingCall) + " vs " + fmtDur(b.DirectCall) + " a call"),
+			b.measured(),
 			b.overhead().atMost(float64(bindingBudget))})
 	}
 	for _, c := range r.authorizationCosts() {
@@ -249,10 +249,16 @@ func (r *report) write() error {
 		w("A `codemode` handler whose backend is the URL of an `mcp` endpoint of the same Caddy (same server, same path), its tool `get_order` called with an id of 1,000 characters: %d bytes of arguments, %d bytes of result text (the upstream echoes the id). ", b.ArgBytes, b.ResultBytes)
 		w("Through Caddy over HTTP, three things take turns, their order rotated, %d times a round in %d rounds: an execution making %d calls of the tool one after another, the same execution making none, and a client sending the same tools/call %d times to the `mcp` endpoint itself on a kept-alive connection. ", b.PerRound, b.Rounds, b.Calls, b.Calls)
 		w("The overhead of a binding call is, per round, (median with calls - median without) / %d - median of the client's calls / %d: what a call made from the sandbox costs beyond the same call made by a client, the tool's own work (the `mcp` handler and its upstream) counted in both. It is the same figure whichever way the backend is reached, over loopback HTTP or in process; in process it can be below zero, as the sandbox then skips the HTTP round trip a client pays.\n\n", b.Calls, b.Calls)
-		w("| binding call (median) | client's call (median) | overhead, median of rounds | spread |\n|---|---|---|---|\n")
-		o := b.overhead()
-		w("| %s | %s | %+d µs | %+d..%+d µs |\n", fmtDur(b.BindingCall), fmtDur(b.DirectCall),
-			time.Duration(o.med).Microseconds(), time.Duration(o.min).Microseconds(), time.Duration(o.max).Microseconds())
+		w("Beside the wall time, the same difference in Caddy's CPU time (summed over its threads from the kernel's per-thread accounting, /proc/<pid>/task/*/schedstat): per round, (CPU of the executions with calls - CPU of those without) / calls - CPU of the client's calls / calls, that is what Caddy spends on a binding call (the sandbox, and the client side of the loopback hop when there is one) beyond what it spends serving a client's call. The wall time also waits for the two cores shared with the load and the upstream; the CPU time does not.\n\n")
+		w("| binding call (median) | client's call (median) | overhead, median of rounds | spread | Caddy's CPU overhead | spread |\n|---|---|---|---|---|---|\n")
+		o, c := b.overhead(), b.cpuOverhead()
+		cpu, cpuRange := "", ""
+		if c.n > 0 {
+			cpu, cpuRange = fmt.Sprintf("%+d µs", time.Duration(c.med).Microseconds()),
+				fmt.Sprintf("%+d..%+d µs", time.Duration(c.min).Microseconds(), time.Duration(c.max).Microseconds())
+		}
+		w("| %s | %s | %+d µs | %+d..%+d µs | %s | %s |\n", fmtDur(b.BindingCall), fmtDur(b.DirectCall),
+			time.Duration(o.med).Microseconds(), time.Duration(o.min).Microseconds(), time.Duration(o.max).Microseconds(), cpu, cpuRange)
 	}
 	if d := r.discovery; d != nil {
 		w("\n## Discovery: GitHub's whole API\n\n")
