@@ -142,10 +142,9 @@ type running struct {
 	ss  []*session
 	ms  []Measurement // one per concurrency level
 	// the rounds at the current concurrency level
-	rates []float64
-	done  int
-	cpu   time.Duration
-	lat   latencyRounds
+	done int
+	cpu  time.Duration
+	lat  latencyRounds
 }
 
 // measure measures configurations at every concurrency level: a warm-up,
@@ -185,7 +184,7 @@ func measure(s *settings, r *report, rate func(first Measurement) float64, cs ..
 	for _, c := range s.concurrency {
 		for _, x := range rs {
 			x.ms = append(x.ms, Measurement{Config: x.config, Protocol: x.protocol, Concurrency: c, Pass: r.passes})
-			x.rates, x.done, x.cpu = nil, 0, 0
+			x.done, x.cpu = 0, 0
 		}
 		for i := 0; i < s.rounds; i++ {
 			for _, x := range rs {
@@ -202,7 +201,6 @@ func measure(s *settings, r *report, rate func(first Measurement) float64, cs ..
 				}
 				m.Errors += failed
 				x.done += done
-				x.rates = append(x.rates, float64(done)/s.round.Seconds())
 				m.RateRounds = append(m.RateRounds, float64(done)/s.round.Seconds())
 			}
 		}
@@ -211,7 +209,7 @@ func measure(s *settings, r *report, rate func(first Measurement) float64, cs ..
 			if x.done > 0 {
 				m.CPUPerRequest = x.cpu / time.Duration(x.done)
 			}
-			m.Throughput = median(x.rates)
+			m.Throughput = median(m.RateRounds)
 			log.Printf("  %s c=%d: %.0f req/s, %s CPU/req", m.Label(), c, m.Throughput, m.CPUPerRequest)
 		}
 	}
