@@ -39,7 +39,8 @@ const orderTool = `
 // rest (reverse_proxy only), mcp-upstream, mcp-upstream-authorization
 // (the same, accepting s.issuer's tokens), mcp-upstream-openapi (the
 // same, its tool imported from orderDocument), mcp-route, shop (the code-mode
-// task), or tools-N (an mcp handler with N tools).
+// task), binding (codemode calling mcp-upstream's endpoint on the same
+// Caddy) or tools-N (an mcp handler with N tools).
 func caddyConfig(s *settings, kind string) launcher {
 	return func() (*server, string, error) {
 		addr := freeAddr()
@@ -77,6 +78,10 @@ func caddyConfig(s *settings, kind string) launcher {
 		backend shop http://%s/shop
 		max_concurrent 64
 	}`, up, addr)
+		case kind == "binding":
+			// A codemode backend that is an mcp endpoint of the same
+			// Caddy: same server, same path.
+			site = fmt.Sprintf("mcp /mcp {\n\t\tupstream http://%s%s\n\t}\n\tcodemode /code {\n\t\tbackend orders http://%s/mcp\n\t}", up, orderTool, addr)
 		case strings.HasPrefix(kind, "tools-"):
 			var n int
 			fmt.Sscanf(kind, "tools-%d", &n)
@@ -137,20 +142,23 @@ type running struct {
 	ss  []*session
 	ms  []Measurement // one per concurrency level
 	// the rounds at the current concurrency level
-	rates []float64
-	done  int
-	cpu   time.Duration
-	lat   latencyRounds
+	done int
+	cpu  time.Duration
+	lat  latencyRounds
 }
 
 // measure measures configurations at every concurrency level: a warm-up,
 // then rounds of closed-loop load, the median kept; and, with a rate, the
-// latency at that fixed rate. Configurations measured together run at the
-// same time and take their rounds in turn, so that what else the machine
-// does during the run falls on each alike: the ones compared with each
-// other are measured together. It returns the measurements at the first
+// latency at the fixed rate it gives for the first configuration's
+// measurement at the first concurrency level. Configurations measured
+// together run at the same time and take their rounds in turn (round 1 of
+// each, then round 2, ...), so that what else the machine does during the
+// run falls on each alike and each round of one can be set beside the same
+// round of another: the ones compared with each other are measured
+// together, as one pass. It returns the measurements at the first
 // concurrency level.
-func measure(s *settings, r *report, rate float64, cs ...candidate) ([]Measurement, error) {
+func measure(s *settings, r *report, rate func(first Measurement) float64, cs ...candidate) ([]Measurement, error) {
+	r.passes++
 	var rs []*running
 	defer func() {
 		for _, x := range rs {
@@ -175,8 +183,8 @@ func measure(s *settings, r *report, rate float64, cs ...candidate) ([]Measureme
 	}
 	for _, c := range s.concurrency {
 		for _, x := range rs {
-			x.ms = append(x.ms, Measurement{Config: x.config, Protocol: x.protocol, Concurrency: c})
-			x.rates, x.done, x.cpu = nil, 0, 0
+			x.ms = append(x.ms, Measurement{Config: x.config, Protocol: x.protocol, Concurrency: c, Pass: r.passes})
+			x.done, x.cpu = 0, 0
 		}
 		for i := 0; i < s.rounds; i++ {
 			for _, x := range rs {
@@ -193,7 +201,7 @@ func measure(s *settings, r *report, rate float64, cs ...candidate) ([]Measureme
 				}
 				m.Errors += failed
 				x.done += done
-				x.rates = append(x.rates, float64(done)/s.round.Seconds())
+				m.RateRounds = append(m.RateRounds, float64(done)/s.round.Seconds())
 			}
 		}
 		for _, x := range rs {
@@ -201,20 +209,21 @@ func measure(s *settings, r *report, rate float64, cs ...candidate) ([]Measureme
 			if x.done > 0 {
 				m.CPUPerRequest = x.cpu / time.Duration(x.done)
 			}
-			m.Throughput = median(x.rates)
+			m.Throughput = median(m.RateRounds)
 			log.Printf("  %s c=%d: %.0f req/s, %s CPU/req", m.Label(), c, m.Throughput, m.CPUPerRequest)
 		}
 	}
-	if rate > 0 {
+	if rate != nil && len(rs) > 0 {
+		at := rate(rs[0].ms[0])
 		for i := 0; i < s.fixedRounds; i++ {
 			for _, x := range rs {
-				if i < latencyRoundsFor(s, &x.ms[0], rate) {
-					x.lat.run(x.ms[0].Label(), x.ss, rate, s.fixed)
+				if i < latencyRoundsFor(s, &x.ms[0], at) {
+					x.lat.run(x.ms[0].Label(), x.ss, at, s.fixed)
 				}
 			}
 		}
 		for _, x := range rs {
-			x.lat.record(&x.ms[0], rate)
+			x.lat.record(&x.ms[0], at)
 		}
 	}
 	var first []Measurement
@@ -226,38 +235,6 @@ func measure(s *settings, r *report, rate float64, cs ...candidate) ([]Measureme
 		first = append(first, x.ms[0])
 	}
 	return first, nil
-}
-
-// fixedRun measures latency at a fixed rate on a fresh server.
-func fixedRun(s *settings, r *report, m *Measurement, launch launcher, path string, rate float64) error {
-	srv, base, err := launch()
-	if err != nil {
-		return err
-	}
-	defer srv.stop()
-	t := Target{URL: base + path, Protocol: strings.Fields(m.Protocol)[0], Tool: "get_order", Args: `{"id":"1001"}`}
-	ss, err := sessions(t, s.concurrency[len(s.concurrency)-1])
-	if err != nil {
-		return err
-	}
-	saturate(ss[:s.concurrency[0]], s.warmup)
-	return fixedRunOn(s, r, m.Config, m.Protocol, ss, rate)
-}
-
-// fixedRunOn runs the fixed-rate load in rounds and records the median
-// round's p50 and p99 on the configuration's measurement at the first
-// concurrency level.
-func fixedRunOn(s *settings, r *report, config, protocol string, ss []*session, rate float64) error {
-	m := r.find(config, protocol, s.concurrency[0])
-	if m == nil {
-		return fmt.Errorf("%s (%s): no measurement at c=%d", config, protocol, s.concurrency[0])
-	}
-	var l latencyRounds
-	for i := 0; i < latencyRoundsFor(s, m, rate); i++ {
-		l.run(m.Label(), ss, rate, s.fixed)
-	}
-	l.record(m, rate)
-	return nil
 }
 
 // latencyRoundsFor is how many fixed-rate rounds the configuration
@@ -293,4 +270,8 @@ func (l *latencyRounds) record(m *Measurement, rate float64) {
 	m.Errors += l.errors
 	m.P50, m.P99, m.FixedRate = time.Duration(median(l.p50s)), time.Duration(median(l.p99s)), rate
 	m.LatencyRounds = len(l.p50s)
+	m.P99Rounds = nil
+	for _, p := range l.p99s {
+		m.P99Rounds = append(m.P99Rounds, time.Duration(p))
+	}
 }

@@ -1,7 +1,7 @@
 // Command bench measures caddy-mcp side by side with its limit and its
 // peers on one machine, and writes BENCHMARKS.md and PNG charts:
 //
-//	cd bench && go run .            # the full run, about 10 minutes
+//	cd bench && go run .            # the full run, about 15 minutes
 //	cd bench && go run . -quick     # a short run, to try the harness
 //	cd bench && go run . -discovery # only the discovery bytes, in seconds
 //
@@ -40,7 +40,7 @@ type settings struct {
 }
 
 func main() {
-	quick := flag.Bool("quick", false, "a short run: one round of 2 s per measurement")
+	quick := flag.Bool("quick", false, "a short run: two rounds of 1 s per measurement")
 	discoveryOnly := flag.Bool("discovery", false, "only the bytes of GitHub's tools/list with discovery all and search, printed")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -49,11 +49,13 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s := &settings{rounds: 3, fixedRounds: 5, round: 5 * time.Second, warmup: 2 * time.Second, fixed: 8 * time.Second,
+	// More, shorter rounds: seven configurations take them in turn, and
+	// seven rounds give each ratio a median and a spread.
+	s := &settings{rounds: 7, fixedRounds: 7, round: 3 * time.Second, warmup: 2 * time.Second, fixed: 4 * time.Second,
 		concurrency: []int{16, 64}, repoRoot: root,
 		out: filepath.Join(root, "BENCHMARKS.md"), charts: filepath.Join(root, "bench", "charts")}
 	if *quick {
-		s.rounds, s.fixedRounds, s.round, s.warmup, s.fixed = 1, 1, 2*time.Second, time.Second, 3*time.Second
+		s.rounds, s.fixedRounds, s.round, s.warmup, s.fixed = 2, 2, time.Second, time.Second, 2*time.Second
 	}
 	if s.work, err = os.MkdirTemp("", "caddy-mcp-bench-"); err != nil {
 		log.Fatal(err)
@@ -111,47 +113,43 @@ func main() {
 }
 
 func runAll(s *settings, r *report) error {
-	// (1) the limit: plain reverse_proxy. Its rate at c=16 sets the fixed
-	// rate of every latency run.
-	first, err := measure(s, r, 0, candidate{"reverse_proxy", "REST", caddyConfig(s, "rest"), "/orders/1001", nil})
-	if err != nil {
+	if err := checkImported(s, "2025-11-25"); err != nil {
 		return err
 	}
-	rate := first[0].Throughput / 2
-	for i := range r.ms {
-		if r.ms[i].Config == "reverse_proxy" && r.ms[i].Concurrency == 16 {
-			if err := fixedRun(s, r, &r.ms[i], caddyConfig(s, "rest"), "/orders/1001", rate); err != nil {
-				return err
-			}
-		}
-	}
-
 	mcp := func(config, kind, protocol string) candidate {
 		return candidate{config, protocol, caddyConfig(s, kind), "/mcp", nil}
 	}
 	authorized := mcp(authorizedConfig, "mcp-upstream-authorization", "2025-11-25")
 	authorized.tokens = s.issuer
+	// (1) the limit, plain reverse_proxy, and everything set beside it are
+	// one pass: all their Caddys run at once and take their rounds in
+	// turn, so that each ratio to (1) is taken round by round. (1)'s rate
+	// at c=16 sets the fixed rate of every latency run.
+	first, err := measure(s, r, func(rp Measurement) float64 { return rp.Throughput / 2 },
+		candidate{"reverse_proxy", "REST", caddyConfig(s, "rest"), "/orders/1001", nil},
+		mcp("mcp upstream", "mcp-upstream", "2025-11-25"),
+		mcp("mcp upstream", "mcp-upstream", "2026-07-28"),
+		mcp("mcp route", "mcp-route", "2025-11-25"),
+		mcp("mcp route", "mcp-route", "2026-07-28"),
+		authorized,
+		mcp(importedConfig, "mcp-upstream-openapi", "2025-11-25"),
+	)
+	if err != nil {
+		return err
+	}
+	rate := first[0].Throughput / 2
 	peer := func(mode string) candidate {
 		return candidate{"TypeScript SDK peer", "2025-11-25 " + mode, peerConfig(s, mode), "/mcp", nil}
 	}
-	if err := checkImported(s, "2025-11-25"); err != nil {
-		return err
-	}
-	// mcp upstream, with authorization and with its tool imported from an
-	// OpenAPI document are measured together.
-	for _, together := range [][]candidate{
-		{mcp("mcp upstream", "mcp-upstream", "2025-11-25"), authorized, mcp(importedConfig, "mcp-upstream-openapi", "2025-11-25")},
-		{mcp("mcp upstream", "mcp-upstream", "2026-07-28")},
-		{mcp("mcp route", "mcp-route", "2025-11-25")},
-		{mcp("mcp route", "mcp-route", "2026-07-28")},
-		{peer("session")},
-		{peer("stateless")},
-	} {
-		if _, err := measure(s, r, rate, together...); err != nil {
+	for _, mode := range []string{"session", "stateless"} {
+		if _, err := measure(s, r, func(Measurement) float64 { return rate }, peer(mode)); err != nil {
 			return err
 		}
 	}
 	if err := codeModeTask(s, r); err != nil {
+		return err
+	}
+	if err := bindingOverhead(s, r); err != nil {
 		return err
 	}
 	if err := sandboxCost(s, r); err != nil {

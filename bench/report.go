@@ -16,11 +16,13 @@ type report struct {
 	settings    *settings
 	ms          []Measurement
 	task        *CodeModeTask
+	binding     *BindingOverhead
 	sandbox     *SandboxCost
 	discovery   *DiscoveryBytes
 	toolRSS     map[int]int64
 	upstreamCPU time.Duration
 	notes       []string
+	passes      int // measure calls so far; numbers Measurement.Pass
 }
 
 // find returns the measurement of a configuration at a concurrency level.
@@ -54,18 +56,47 @@ func (r *report) targets() []target {
 		if m == nil {
 			continue
 		}
-		ratio := m.Throughput / base.Throughput
+		ratio, cpu := throughputRatio(m, base), cpuDifference(m, base)
 		out = append(out,
 			target{fmt.Sprintf("mcp upstream %s throughput at c=16 >= %.1fx reverse_proxy", p.protocol, p.ratio),
-				fmt.Sprintf("%.2fx (%.0f vs %.0f req/s)", ratio, m.Throughput, base.Throughput), ratio >= p.ratio},
+				ratio.ratio(fmt.Sprintf("%.0f vs %.0f req/s", m.Throughput, base.Throughput)), ratio.atLeast(p.ratio)},
 			target{fmt.Sprintf("mcp upstream %s adds <= 100 µs CPU per call over reverse_proxy", p.protocol),
-				fmt.Sprintf("%+d µs (%d vs %d µs)", (m.CPUPerRequest - base.CPUPerRequest).Microseconds(),
-					m.CPUPerRequest.Microseconds(), base.CPUPerRequest.Microseconds()),
-				m.CPUPerRequest-base.CPUPerRequest <= 100*time.Microsecond},
-			target{fmt.Sprintf("mcp upstream %s adds <= 1 ms to p99 at the fixed rate", p.protocol),
-				fmt.Sprintf("%s (%s vs %s)", signed(m.P99-base.P99), fmtDur(m.P99), fmtDur(base.P99)),
-				m.P99-base.P99 <= time.Millisecond},
+				cpu.micros(fmt.Sprintf("%d vs %d µs", m.CPUPerRequest.Microseconds(), base.CPUPerRequest.Microseconds())),
+				cpu.atMost(float64(100 * time.Microsecond))},
 		)
+	}
+	// Issue 17's targets.
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		m := r.find("mcp route", protocol, 16)
+		if m == nil {
+			continue
+		}
+		ratio, cpu := throughputRatio(m, base), cpuDifference(m, base)
+		out = append(out,
+			target{fmt.Sprintf("mcp route %s throughput at c=16 >= 0.95x reverse_proxy", protocol),
+				ratio.ratio(fmt.Sprintf("%.0f vs %.0f req/s", m.Throughput, base.Throughput)), ratio.atLeast(0.95)},
+			target{fmt.Sprintf("mcp route %s adds <= 15 µs CPU per call over reverse_proxy", protocol),
+				cpu.micros(fmt.Sprintf("%d vs %d µs", m.CPUPerRequest.Microseconds(), base.CPUPerRequest.Microseconds())),
+				cpu.atMost(float64(15 * time.Microsecond))},
+		)
+	}
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		m := r.find("mcp upstream", protocol, 16)
+		if m == nil || m.FixedRate == 0 || base.FixedRate == 0 {
+			continue
+		}
+		p99 := p99Difference(m, base)
+		out = append(out, target{fmt.Sprintf("mcp upstream %s adds <= 1 ms to p99 at the fixed rate", protocol),
+			p99.duration(fmtDur(m.P99) + " vs " + fmtDur(base.P99)), p99.atMost(float64(time.Millisecond))})
+	}
+	if t := r.task; t != nil && len(t.Ratios) > 0 {
+		out = append(out, target{"code-mode task: one execution <= 1.0x the wall time of the four direct tool calls",
+			t.ratio().ratio(fmtDur(t.CodeWall) + " vs " + fmtDur(t.CallsWall)), t.ratio().atMost(1)})
+	}
+	if b := r.binding; b != nil && len(b.Overheads) > 0 {
+		out = append(out, target{fmt.Sprintf("a binding call to an mcp endpoint of the same Caddy adds <= %d µs to a client's own call", bindingBudget.Microseconds()),
+			b.measured(),
+			b.overhead().atMost(float64(bindingBudget))})
 	}
 	for _, c := range r.authorizationCosts() {
 		if c.With.Concurrency != 16 {
@@ -73,7 +104,7 @@ func (r *report) targets() []target {
 		}
 		out = append(out, target{
 			fmt.Sprintf("authorization adds < %d µs CPU per call to mcp upstream %s (a token seen before)", authorizedCPUBudget.Microseconds(), c.With.Protocol),
-			c.measured(), c.addedCPU() < authorizedCPUBudget})
+			c.measured(), c.cpu().n > 0 && c.cpu().max < float64(authorizedCPUBudget)})
 	}
 	for _, c := range r.importedCosts() {
 		if c.With.Concurrency != 16 {
@@ -88,7 +119,7 @@ func (r *report) targets() []target {
 		}
 		out = append(out, target{
 			fmt.Sprintf("an imported tool's tools/call costs the same as an inline one (mcp upstream %s): CPU per call within +%d µs", c.With.Protocol, importedCPUBudget.Microseconds()),
-			measured, c.addedCPU() <= importedCPUBudget})
+			measured, c.cpu().atMost(float64(importedCPUBudget))})
 	}
 	for _, mode := range []string{"session", "stateless"} {
 		peer := r.find("TypeScript SDK peer", "2025-11-25 "+mode, 16)
@@ -124,9 +155,14 @@ func (r *report) targets() []target {
 func (r *report) write() error {
 	s := r.settings
 	base16 := r.find("reverse_proxy", "REST", 16)
+	ratios := make([]string, len(r.ms)) // the spread of each row's ratio to (1)
 	for i := range r.ms {
 		if b := r.find("reverse_proxy", "REST", r.ms[i].Concurrency); b != nil && b.Throughput > 0 {
-			r.ms[i].Ratio = r.ms[i].Throughput / b.Throughput
+			x := throughputRatio(&r.ms[i], b)
+			r.ms[i].Ratio = x.med
+			if !x.whole && &r.ms[i] != b {
+				ratios[i] = fmt.Sprintf("%.2f-%.2f", x.min, x.max)
+			}
 		}
 	}
 	charts, err := writeCharts(s.charts, r.ms)
@@ -157,8 +193,9 @@ func (r *report) write() error {
 		r.started.UTC().Format("2006-01-02 15:04 MST"), time.Since(r.started).Round(time.Second))
 	w("**Machine:** %s, %d cores; %s; Caddy built from this checkout. ", cpuModel(), runtime.NumCPU(), runtime.Version())
 	w("Everything on 127.0.0.1: the Go REST upstream, the server measured and the load generator share the cores, so no configuration can go past (1).\n\n")
-	w("**Method.** Each configuration runs in a process of its own. For each concurrency level: %s of warm-up, then %d rounds of %s of closed-loop load (each client sends its next request when the last is answered); the median round is kept. CPU per request is the serving process's user+system time over the rounds divided by the requests served. Latency is measured open-loop at a fixed rate of half of (1)'s rate at c=16, from when each request was due, in %d rounds of %s; the median round's p50 and p99 are kept. A configuration slower than that rate at c=16 cannot keep up with it: its latencies are time spent queued, measured in one round. MCP clients are sessions of their protocol era: 2025-11-25 initializes once per client and sends the session id when the server gives one (caddy-mcp is stateless and gives none); 2026-07-28 carries its protocol metadata on every call.\n\n",
-		s.warmup, s.rounds, s.round, s.fixedRounds, s.fixed)
+	w("**Method.** Each configuration runs in a process of its own. The machine's speed drifts from minute to minute, so the configurations compared with each other are measured together, round-robin: (1), (2) in both eras, with authorization and imported from OpenAPI, and (3) in both eras all run at once and take their rounds in turn, round 1 of each, then round 2, and so on. For each concurrency level: %s of warm-up, then %d rounds of %s of closed-loop load (each client sends its next request when the last is answered). A row's requests/s is its median round; its CPU per request is the serving process's user+system time over the rounds divided by the requests served. Every ratio or difference to (1) is taken round by round, against (1)'s round of the same pass, and given as the median of the rounds with their lowest and highest (the spread); a target counts as met only when the whole spread is on its right side. ", s.warmup, s.rounds, s.round)
+	w("Latency is measured open-loop at a fixed rate of half of (1)'s rate at c=16, from when each request was due, in %d rounds of %s, round-robin too; a row's p50 and p99 are its median round's, and the p99 over (1) is taken round by round. A configuration slower than that rate at c=16 cannot keep up with it: its latencies are time spent queued, measured in one round. The TypeScript SDK peers (4) are measured after, each alone, at the same fixed rate. ", s.fixedRounds, s.fixed)
+	w("The code-mode task and the binding calls take their runs in turn too, in %d rounds each, and give a ratio or a difference per round (their sections say how). MCP clients are sessions of their protocol era: 2025-11-25 initializes once per client and sends the session id when the server gives one (caddy-mcp is stateless and gives none); 2026-07-28 carries its protocol metadata on every call.\n\n", s.rounds)
 
 	w("## Targets\n\n| target | measured | met |\n|---|---|---|\n")
 	for _, t := range r.targets() {
@@ -170,14 +207,14 @@ func (r *report) write() error {
 	}
 
 	w("\n## Throughput, CPU, memory and latency\n\n(1) plain `reverse_proxy` to the REST upstream; (2) `mcp` with `upstream`, also with an `authorization` block and with its tool imported from an OpenAPI document (both below); (3) `mcp` through the route (no `upstream`, then `reverse_proxy`); (4) the official TypeScript SDK wrapping the same API on Node.\n\n")
-	w("| configuration | protocol | clients | requests/s | x (1) | CPU µs/req | peak RSS | p50 | p99 | errors |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, m := range r.ms {
+	w("| configuration | protocol | clients | requests/s | x (1) | x (1) by round | CPU µs/req | peak RSS | p50 | p99 | errors |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for i, m := range r.ms {
 		p50, p99 := "", ""
 		if m.FixedRate > 0 {
 			p50, p99 = fmtDur(m.P50), fmtDur(m.P99)
 		}
-		w("| %s | %s | %d | %.0f | %.2f | %d | %d MiB | %s | %s | %d |\n", m.Config, m.Protocol, m.Concurrency,
-			m.Throughput, m.Ratio, m.CPUPerRequest.Microseconds(), m.PeakRSS>>20, p50, p99, m.Errors)
+		w("| %s | %s | %d | %.0f | %.2f | %s | %d | %d MiB | %s | %s | %d |\n", m.Config, m.Protocol, m.Concurrency,
+			m.Throughput, m.Ratio, ratios[i], m.CPUPerRequest.Microseconds(), m.PeakRSS>>20, p50, p99, m.Errors)
 	}
 	if base16 != nil && base16.FixedRate > 0 {
 		w("\nLatency columns: at %.0f requests/s (half of (1) at c=16), on the c=16 rows.\n", base16.FixedRate)
@@ -201,10 +238,27 @@ func (r *report) write() error {
 	}
 	if t := r.task; t != nil {
 		w("\n## Code mode: a task done two ways\n\nThe task: list 50 orders (about 1 KB each), pick the 3 with the highest total, fetch each one's customer, and answer with the names and totals. (a) as tool calls by the client, 1 list and 3 customer calls, every result passing through the model; (b) as one `codemode` execution of this code:\n\n```js\n%s\n```\n\n", taskCode)
-		w("| | wall time (median of %d) | tool-result bytes the model reads | results |\n|---|---|---|---|\n", t.Rounds)
+		w("| | wall time (median of %d) | tool-result bytes the model reads | results |\n|---|---|---|---|\n", t.Rounds*t.PerRound)
 		w("| (a) tool calls | %s | %d | %d |\n", fmtDur(t.CallsWall), t.CallsBytes, t.CallsResults)
 		w("| (b) one execution | %s | %d | %d |\n", fmtDur(t.CodeWall), t.CodeBytes, t.CodeResult)
-		w("\nBoth give the same answer: %s. The wall times leave out the model: in (a) each of the 4 results is a round trip through it.\n", t.CodeAnswer)
+		w("\nBoth give the same answer: %s. The wall times leave out the model: in (a) each of the 4 results is a round trip through it. ", t.CodeAnswer)
+		w("The two ways take turns, (a) then (b), %d times a round, in %d rounds; each round gives (b)'s median over (a)'s: %s.\n", t.PerRound, t.Rounds, t.ratio().ratio(""))
+	}
+	if b := r.binding; b != nil {
+		w("\n## Binding calls to an `mcp` endpoint of the same Caddy\n\n")
+		w("A `codemode` handler whose backend is the URL of an `mcp` endpoint of the same Caddy (same server, same path), its tool `get_order` called with an id of 1,000 characters: %d bytes of arguments, %d bytes of result text (the upstream echoes the id). ", b.ArgBytes, b.ResultBytes)
+		w("Through Caddy over HTTP, three things take turns, their order rotated, %d times a round in %d rounds: an execution making %d calls of the tool one after another, the same execution making none, and a client sending the same tools/call %d times to the `mcp` endpoint itself on a kept-alive connection. ", b.PerRound, b.Rounds, b.Calls, b.Calls)
+		w("The overhead of a binding call is, per round, (median with calls - median without) / %d - median of the client's calls / %d: what a call made from the sandbox costs beyond the same call made by a client, the tool's own work (the `mcp` handler and its upstream) counted in both. It is the same figure whichever way the backend is reached, over loopback HTTP or in process; in process it can be below zero, as the sandbox then skips the HTTP round trip a client pays.\n\n", b.Calls, b.Calls)
+		w("Beside the wall time, the same difference in Caddy's CPU time (summed over its threads from the kernel's per-thread accounting, /proc/<pid>/task/*/schedstat): per round, (CPU of the executions with calls - CPU of those without) / calls - CPU of the client's calls / calls, that is what Caddy spends on a binding call (the sandbox, and the client side of the loopback hop when there is one) beyond what it spends serving a client's call. The wall time also waits for the two cores shared with the load and the upstream; the CPU time does not.\n\n")
+		w("| binding call (median) | client's call (median) | overhead, median of rounds | spread | Caddy's CPU overhead | spread |\n|---|---|---|---|---|---|\n")
+		o, c := b.overhead(), b.cpuOverhead()
+		cpu, cpuRange := "", ""
+		if c.n > 0 {
+			cpu, cpuRange = fmt.Sprintf("%+d µs", time.Duration(c.med).Microseconds()),
+				fmt.Sprintf("%+d..%+d µs", time.Duration(c.min).Microseconds(), time.Duration(c.max).Microseconds())
+		}
+		w("| %s | %s | %+d µs | %+d..%+d µs | %s | %s |\n", fmtDur(b.BindingCall), fmtDur(b.DirectCall),
+			time.Duration(o.med).Microseconds(), time.Duration(o.min).Microseconds(), time.Duration(o.max).Microseconds(), cpu, cpuRange)
 	}
 	if d := r.discovery; d != nil {
 		w("\n## Discovery: GitHub's whole API\n\n")
@@ -234,9 +288,17 @@ func (r *report) write() error {
 // measured is a paired row's CPU per call added and throughput ratio,
 // as a target shows them.
 func (c pairedCost) measured() string {
-	return fmt.Sprintf("%+d µs (%d vs %d µs); throughput %.2fx (%.0f vs %.0f req/s)", c.addedCPU().Microseconds(),
-		c.With.CPUPerRequest.Microseconds(), c.Without.CPUPerRequest.Microseconds(), c.ratio(), c.With.Throughput, c.Without.Throughput)
+	return c.cpu().micros(fmt.Sprintf("%d vs %d µs", c.With.CPUPerRequest.Microseconds(), c.Without.CPUPerRequest.Microseconds())) +
+		"; throughput " + c.throughput().ratio(fmt.Sprintf("%.0f vs %.0f req/s", c.With.Throughput, c.Without.Throughput))
 }
+
+// cpu is the CPU per call the row adds, round by round when the two were
+// measured together.
+func (c pairedCost) cpu() spread { return cpuDifference(&c.With, &c.Without) }
+
+// throughput is the row's throughput over the one without, round by
+// round when the two were measured together.
+func (c pairedCost) throughput() spread { return throughputRatio(&c.With, &c.Without) }
 
 // writePairs writes the table of paired rows, their columns named
 // without and with.

@@ -24,11 +24,20 @@ type Measurement struct {
 	CPUPerRequest time.Duration
 	// CPURounds is the CPU per request of each saturation round.
 	CPURounds []time.Duration
+	// RateRounds is the requests per second of each saturation round.
+	RateRounds []float64
+	// P99Rounds is the p99 of each fixed-rate round.
+	P99Rounds []time.Duration
+	// Pass numbers the measurements taken together (round-robin): only
+	// those of one pass are compared round by round.
+	Pass int
 	// PeakRSS is the serving process's peak resident memory, in bytes.
 	PeakRSS int64
 	// Errors counts failed requests across all runs.
 	Errors int
-	// Ratio is Throughput over the baseline's at the same concurrency.
+	// Ratio is Throughput over the baseline's at the same concurrency:
+	// the median of the per-round ratios when both were measured in one
+	// pass.
 	Ratio float64
 }
 

@@ -17,9 +17,12 @@ import (
 // CodeModeTask is the fixed task done two ways: as tool calls by the
 // client, and as one code-mode execution.
 type CodeModeTask struct {
-	Rounds                   int
-	CallsWall, CodeWall      time.Duration // medians
-	CallsBytes, CodeBytes    int           // tool-result text the model reads
+	Rounds, PerRound    int
+	CallsWall, CodeWall time.Duration // medians of all the runs
+	// Ratios is, per round, the execution's median wall time over the
+	// direct calls' median.
+	Ratios                   []float64
+	CallsBytes, CodeBytes    int // tool-result text the model reads
 	CallsAnswer, CodeAnswer  string
 	CallsResults, CodeResult int // number of results read
 }
@@ -49,9 +52,14 @@ func codeModeTask(s *settings, r *report) error {
 	if err != nil {
 		return err
 	}
-	task := &CodeModeTask{Rounds: 5}
+	// Rounds of the two ways in turn, so that each round's ratio is of
+	// the same minute of the machine.
+	task := &CodeModeTask{Rounds: s.rounds, PerRound: 5}
 	var callsWall, codeWall []float64
-	for round := 0; round < task.Rounds; round++ {
+	for run := 0; run < task.Rounds*task.PerRound; run++ {
+		if run%task.PerRound == 0 && run > 0 {
+			task.addRound(callsWall[run-task.PerRound:], codeWall[run-task.PerRound:])
+		}
 		// (a) What a model does with the tools one by one: every result
 		// passes through it.
 		start := time.Now()
@@ -105,15 +113,29 @@ func codeModeTask(s *settings, r *report) error {
 		}
 		task.CodeBytes, task.CodeAnswer, task.CodeResult = len(out), strings.Join(answer, ", "), 1
 	}
+	task.addRound(callsWall[len(callsWall)-task.PerRound:], codeWall[len(codeWall)-task.PerRound:])
 	task.CallsWall = time.Duration(median(callsWall))
 	task.CodeWall = time.Duration(median(codeWall))
 	if task.CallsAnswer != task.CodeAnswer {
 		return fmt.Errorf("the two ways disagree: %q and %q", task.CallsAnswer, task.CodeAnswer)
 	}
 	r.task = task
-	log.Printf("  calls: %s, %d bytes; code: %s, %d bytes", task.CallsWall, task.CallsBytes, task.CodeWall, task.CodeBytes)
+	log.Printf("  calls: %s, %d bytes; code: %s, %d bytes; code / calls %s", task.CallsWall, task.CallsBytes, task.CodeWall, task.CodeBytes, task.ratio().ratio(""))
 	return nil
 }
+
+// addRound records one round's ratio of the execution's median over the
+// direct calls' median.
+func (t *CodeModeTask) addRound(calls, code []float64) {
+	if c := median(calls); c > 0 {
+		t.Ratios = append(t.Ratios, median(code)/c)
+		log.Printf("  round %d: calls %s, code %s, %.2fx", len(t.Ratios), time.Duration(c), time.Duration(median(code)), median(code)/c)
+	}
+}
+
+// ratio is the execution's wall time over the direct calls', round by
+// round.
+func (t *CodeModeTask) ratio() spread { return spreadOf(t.Ratios) }
 
 // toolText calls a tool and returns its text content.
 func toolText(ctx context.Context, s *session, tool, args string) (string, error) {
