@@ -60,7 +60,11 @@ type sandboxSide struct {
 	launch   func() (*server, string, error)
 	client   func(base, code string) (caller, error) // one client of the server at base
 	base     string                                  // of the server of the speed rounds
+	pid      int                                     // of the server of the speed rounds
 	workerd  bool
+	CPU      time.Duration // of the server and its children per execution, every round
+	cpu      time.Duration
+	done     int
 }
 
 // PerSandbox is the memory one live sandbox adds.
@@ -74,6 +78,7 @@ type cloudflareResult struct {
 	Round    time.Duration
 	Sides    []*sandboxSide // caddy-mcp process, caddy-mcp in_process, workerd
 	previous string         // the section of the last run, kept when workerd cannot run
+	Alone    *sandboxAlone
 }
 
 // caller is one client that runs an execution and checks its answer.
@@ -132,7 +137,7 @@ func cloudflareRun(s *settings) (*cloudflareResult, error) {
 			return nil, err
 		}
 		servers = append(servers, srv)
-		side.base = base
+		side.base, side.pid = base, srv.cmd.Process.Pid
 		if err := side.checkAnswer(); err != nil {
 			return nil, err
 		}
@@ -141,6 +146,10 @@ func cloudflareRun(s *settings) (*cloudflareResult, error) {
 		res.Skipped = reason
 	}
 	sides = res.Sides
+	if res.Alone, err = measureSandboxAlone(); err != nil {
+		return nil, err
+	}
+	log.Printf("  the script in process, bindings answering from memory: %s median, %d KiB allocated", res.Alone.Median, res.Alone.Bytes>>10)
 	for _, side := range sides {
 		if err := side.warm(s.warmup); err != nil {
 			return nil, err
@@ -155,7 +164,7 @@ func cloudflareRun(s *settings) (*cloudflareResult, error) {
 	}
 	for _, side := range sides {
 		side.finish()
-		log.Printf("  %s: p50 %s, p99 %s, %.0f/s at c=1, %.0f/s at c=2", side.Name, side.P50, side.P99, side.C1, side.C2)
+		log.Printf("  %s: p50 %s, p99 %s, %.0f/s at c=1, %.0f/s at c=2, %s CPU per execution", side.Name, side.P50, side.P99, side.C1, side.C2, side.CPU)
 	}
 	for _, srv := range servers {
 		srv.stop()
@@ -229,10 +238,13 @@ func (side *sandboxSide) speedRound(d time.Duration) error {
 		if c == 1 {
 			lat = &side.lat
 		}
+		cpu0 := treeCPU(side.pid)
 		done, err := closedLoop(cs, d, lat)
 		if err != nil {
 			return fmt.Errorf("%s at c=%d: %w", side.Name, c, err)
 		}
+		side.cpu += treeCPU(side.pid) - cpu0
+		side.done += done
 		rate := float64(done) / d.Seconds()
 		if c == 1 {
 			side.c1s = append(side.c1s, rate)
@@ -247,6 +259,9 @@ func (side *sandboxSide) finish() {
 	sortDurations(side.lat)
 	side.P50, side.P99 = percentile(side.lat, 50), percentile(side.lat, 99)
 	side.C1, side.C2 = median(side.c1s), median(side.c2s)
+	if side.done > 0 {
+		side.CPU = side.cpu / time.Duration(side.done)
+	}
 }
 
 // closedLoop runs each caller's executions back to back for d and

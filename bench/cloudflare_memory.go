@@ -76,31 +76,49 @@ func (h *holder) close() { h.srv.Close() }
 // have in common (the binary) among them instead of counting them in
 // each.
 func treePSS(root int) int64 {
-	children := map[int][]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(s[i+2:])
-		pid, _ := strconv.Atoi(strings.Split(f, "/")[2])
-		ppid, _ := strconv.Atoi(fields[1])
-		children[ppid] = append(children[ppid], pid)
-	}
 	var total int64
-	queue := []int{root}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = append(queue[1:], children[pid]...)
+	for _, pid := range tree(root) {
 		total += rollupKB(pid, "Pss:") * 1024
 	}
 	return total
+}
+
+// tree is a process and all its descendants, root first.
+func tree(root int) []int {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		pid, _ := strconv.Atoi(strings.Split(f, "/")[2])
+		if fields := procStat(pid); len(fields) > 1 {
+			ppid, _ := strconv.Atoi(fields[1])
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	var out []int
+	if procStat(root) == nil {
+		return nil
+	}
+	for queue := []int{root}; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
+}
+
+// procStat is the fields of /proc/pid/stat after the command name (which
+// may hold spaces): state first, then ppid; nil if there is no such
+// process.
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 > len(s) {
+		return nil
+	}
+	return strings.Fields(s[i+2:])
 }
 
 // rollupKB reads one field of /proc/pid/smaps_rollup, in KiB.
@@ -116,4 +134,28 @@ func rollupKB(pid int, key string) int64 {
 		}
 	}
 	return 0
+}
+
+// treeCPU is the user and system CPU time of a process and its
+// descendants so far, with the children it has already reaped (the
+// worker processes caddy-mcp replaced).
+func treeCPU(root int) time.Duration {
+	var ticks int64
+	for _, pid := range tree(root) {
+		f := procStat(pid)
+		if len(f) < 15 {
+			continue
+		}
+		for _, i := range []int{11, 12} { // utime, stime
+			n, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += n
+		}
+		if pid == root {
+			for _, i := range []int{13, 14} { // cutime, cstime
+				n, _ := strconv.ParseInt(f[i], 10, 64)
+				ticks += n
+			}
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
 }

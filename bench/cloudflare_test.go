@@ -8,19 +8,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
 
 func fakeCloudflare() *cloudflareResult {
 	return &cloudflareResult{Workerd: "workerd 2026-11-17", Rounds: 3, Round: 2 * time.Second, Sides: []*sandboxSide{
-		{Name: "caddy-mcp codemode, isolation process", P50: 2 * time.Millisecond, P99: 5 * time.Millisecond, C1: 480, C2: 900,
+		{Name: "caddy-mcp codemode, isolation process", P50: 2 * time.Millisecond, P99: 5 * time.Millisecond, C1: 480, C2: 900, CPU: 3 * time.Millisecond,
 			IdleMem: 100 << 20, HeldMem: 100<<20 + cloudflareHeld*(8<<20)},
-		{Name: "caddy-mcp codemode, isolation in_process", P50: time.Millisecond, P99: 3 * time.Millisecond, C1: 950, C2: 1800,
+		{Name: "caddy-mcp codemode, isolation in_process", P50: time.Millisecond, P99: 3 * time.Millisecond, C1: 950, C2: 1800, CPU: 1500 * time.Microsecond,
 			IdleMem: 100 << 20, HeldMem: 100<<20 + cloudflareHeld*(100<<10)},
 		{Name: "workerd dynamic worker, @cloudflare/codemode 0.5.6", workerd: true, P50: 25 * time.Millisecond, P99: 80 * time.Millisecond,
-			C1: 40, C2: 37, IdleMem: 64 << 20, HeldMem: 64<<20 + cloudflareHeld*(2<<20)},
-	}}
+			C1: 40, C2: 37, CPU: 30 * time.Millisecond, IdleMem: 64 << 20, HeldMem: 64<<20 + cloudflareHeld*(2<<20)},
+	}, Alone: &sandboxAlone{Median: 400 * time.Microsecond, Bytes: 300 << 10}}
 }
 
 func TestCloudflareTargets(t *testing.T) {
@@ -34,7 +35,7 @@ func TestCloudflareTargets(t *testing.T) {
 			t.Errorf("%s: met %v, want %v (%s)", tg.name, tg.met, want[i], tg.measured)
 		}
 	}
-	if !strings.HasPrefix(ts[0].measured, "12.5x (2.00 ms vs 25.00 ms") {
+	if !strings.HasPrefix(ts[0].measured, "12.5x (2.00 ms vs 25.00 ms; exec/s at c=2 900 vs 37; CPU per execution 3.00 ms vs 30.00 ms, 10.0x)") {
 		t.Errorf("speed measured as %q", ts[0].measured)
 	}
 	if !strings.HasPrefix(ts[3].measured, "20.5x (100 KiB vs 2048 KiB)") {
@@ -46,9 +47,10 @@ func TestCloudflareMarkdown(t *testing.T) {
 	md := fakeCloudflare().markdown()
 	for _, want := range []string{
 		cloudflareHeading,
-		"| workerd dynamic worker, @cloudflare/codemode 0.5.6 | 25.00 ms | 80.00 ms | 40 | 37 | 64.0 MiB | 128.0 MiB | 2048 KiB |",
-		"| caddy-mcp codemode, isolation in_process | 1.00 ms | 3.00 ms | 950 | 1800 | 100.0 MiB | 103.1 MiB | 100 KiB |",
-		"in_process: 25.0x faster per execution",
+		"| workerd dynamic worker, @cloudflare/codemode 0.5.6 | 25.00 ms | 80.00 ms | 40 | 37 | 30.00 ms | 64.0 MiB | 128.0 MiB | 2048 KiB |",
+		"| caddy-mcp codemode, isolation in_process | 1.00 ms | 3.00 ms | 950 | 1800 | 1.50 ms | 100.0 MiB | 103.1 MiB | 100 KiB |",
+		"in_process: 25.0x faster per execution (median), 23.8x the executions per second at c=1 and 48.6x at c=2, 20.0x less CPU per execution",
+		"no HTTP or MCP): 400 µs median, 300 KiB allocated",
 		cloudflareScript,
 		"bench/charts/" + cloudflareSpeedChart,
 	} {
@@ -161,8 +163,34 @@ func TestTreePSSCountsChildren(t *testing.T) {
 	if tree := treePSS(os.Getpid()); tree-self < alone/2 {
 		t.Fatalf("the tree (%d) is not this process (%d) and its child (%d)", tree, self, alone)
 	}
-	if treePSS(1<<30) != 0 {
-		t.Fatal("a process that does not exist has memory")
+	if treePSS(1<<30) != 0 || treeCPU(1<<30) != 0 {
+		t.Fatal("a process that does not exist has memory or CPU time")
+	}
+}
+
+func TestTreeCPUCountsChildren(t *testing.T) {
+	// A shell whose child spins: the CPU is the child's.
+	sh := exec.Command("sh", "-c", "sh -c 'while :; do :; done' & sleep 30")
+	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { syscall.Kill(-sh.Process.Pid, syscall.SIGKILL); sh.Wait() }()
+	before := treeCPU(sh.Process.Pid)
+	for deadline := time.Now().Add(10 * time.Second); treeCPU(sh.Process.Pid)-before < 50*time.Millisecond; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the spinning child's CPU time is not counted: %s in 10 s", treeCPU(sh.Process.Pid)-before)
+		}
+	}
+}
+
+func TestSandboxAlone(t *testing.T) {
+	a, err := measureSandboxAlone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Median <= 0 || a.Bytes <= 0 {
+		t.Fatalf("%+v", a)
 	}
 }
 
@@ -221,4 +249,11 @@ func TestWorkerdRunsTheScript(t *testing.T) {
 	if status, body := get(t, base+"/execute"); status != http.StatusMethodNotAllowed || !strings.Contains(body, "POST a script") {
 		t.Errorf("GET: %d %q", status, body)
 	}
+}
+
+// BenchmarkCloudflareScriptInProcess is the 3-call script in the sandbox
+// alone: go test -run X -bench CloudflareScript -benchmem -cpuprofile cpu.out
+func BenchmarkCloudflareScriptInProcess(b *testing.B) {
+	runner, bindings := scriptInProcess()
+	runScript(b, runner, bindings)
 }
