@@ -257,3 +257,14 @@ func BenchmarkCloudflareScriptInProcess(b *testing.B) {
 	runner, bindings := scriptInProcess()
 	runScript(b, runner, bindings)
 }
+
+func TestInstallWorkerdSaysWhy(t *testing.T) {
+	dir := t.TempDir() // no package.json, no lock file: npm ci fails
+	bin, version, reason := installWorkerd(dir)
+	if bin != "" || version != "" || !strings.Contains(reason, "npm ci in bench/workerd failed") {
+		t.Fatalf("%q %q %q, want the reason npm ci failed", bin, version, reason)
+	}
+	if installed(dir) {
+		t.Fatal("an empty directory counts as installed")
+	}
+}
