@@ -4,6 +4,7 @@
 //	cd bench && go run .            # the full run, about 15 minutes
 //	cd bench && go run . -quick     # a short run, to try the harness
 //	cd bench && go run . -discovery # only the discovery bytes, in seconds
+//	cd bench && go run . -cloudflare # only the sandbox beside workerd's, in a minute or two
 //
 // Everything runs on 127.0.0.1: a Go REST upstream, Caddy (built from this
 // checkout) in each configuration, and the official TypeScript SDK wrapping
@@ -77,6 +78,12 @@ func main() {
 		}
 		t := discoveryTarget(d)
 		fmt.Printf("%s: %s\n", t.name, t.measured)
+		return
+	}
+	if *cloudflareOnly {
+		if err := cloudflareMain(s); err != nil {
+			log.Fatal(err)
+		}
 		return
 	}
 	log.Printf("installing the Node peer (npm ci in bench/peer)")
