@@ -162,6 +162,9 @@ func runAll(s *settings, r *report) error {
 	if err := sandboxCost(s, r); err != nil {
 		return err
 	}
+	if r.cloudflare, err = cloudflareRun(s); err != nil {
+		return err
+	}
 	if r.discovery, err = discoveryBytes(s); err != nil {
 		return err
 	}

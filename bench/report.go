@@ -19,6 +19,7 @@ type report struct {
 	binding     *BindingOverhead
 	sandbox     *SandboxCost
 	discovery   *DiscoveryBytes
+	cloudflare  *cloudflareResult
 	toolRSS     map[int]int64
 	upstreamCPU time.Duration
 	notes       []string
@@ -140,6 +141,9 @@ func (r *report) targets() []target {
 	}
 	if d := r.discovery; d != nil {
 		out = append(out, discoveryTarget(d))
+	}
+	if c := r.cloudflare; c != nil {
+		out = append(out, c.targets()...)
 	}
 	if c := r.sandbox; c != nil {
 		out = append(out, target{"an empty JavaScript execution under 1 ms median",
@@ -277,6 +281,11 @@ func (r *report) write() error {
 	}
 	if len(r.toolRSS) > 0 {
 		w("\n## Memory by tool count\n\nRSS of Caddy with one `mcp` handler, after start and one tools/list: 10 tools, %d MiB; 500 tools, %d MiB.\n", r.toolRSS[10]>>20, r.toolRSS[500]>>20)
+	}
+	if c := r.cloudflare; c != nil {
+		w("\n%s", c.markdown())
+	} else if prev := previousCloudflareSection(s.out); prev != "" {
+		w("\n%s\n\n%s\n", cloudflareHeading, prev)
 	}
 	w("\n%s", history)
 	for _, n := range r.notes {
