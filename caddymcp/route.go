@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -94,44 +95,61 @@ func serveRoute(ctx context.Context, route *routeInfo, req *http.Request, call u
 	if rec.overflow {
 		return nil, &upstream.TooLargeError{Limit: limit}
 	}
-	if rec.status == 0 {
+	if rec.resp.Status == 0 {
 		return nil, &unhandledError{msg: fmt.Sprintf("nothing after mcp handled %s", label)}
 	}
-	return &upstream.Response{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}, nil
+	rec.resp.Body = rec.body.Bytes()
+	return &rec.resp, nil
 }
 
 // recorder is a standalone response writer that keeps the answer in memory,
-// at most limit bytes. Flush does nothing: the answer is read whole.
+// at most limit bytes. Flush does nothing: the answer is read whole. The
+// answer it builds is part of it, one allocation less per call.
 type recorder struct {
-	header   http.Header
-	status   int
+	resp     upstream.Response
 	body     bytes.Buffer
 	limit    int64
 	overflow bool
 }
 
 func newRecorder(limit int64) *recorder {
-	return &recorder{header: make(http.Header), limit: limit}
+	return &recorder{resp: upstream.Response{Header: make(http.Header)}, limit: limit}
 }
 
-func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Header() http.Header { return r.resp.Header }
 
 func (r *recorder) WriteHeader(status int) {
-	if r.status != 0 || status < 200 {
+	if r.resp.Status != 0 || status < 200 {
 		return // informational answers and repeated calls change nothing
 	}
-	r.status = status
+	r.resp.Status = status
 }
 
 func (r *recorder) Write(p []byte) (int, error) {
-	if r.status == 0 {
+	if r.resp.Status == 0 {
 		r.WriteHeader(http.StatusOK)
 	}
 	if int64(r.body.Len()+len(p)) > r.limit {
 		r.overflow = true
 		return 0, &upstream.TooLargeError{Limit: r.limit}
 	}
+	if r.body.Cap() == 0 {
+		r.body.Grow(r.declared(len(p)))
+	}
 	return r.body.Write(p)
+}
+
+// declared is the room the first write makes for the body: its declared
+// length, when that is small and within the limit, so that an answer
+// copied in chunks (reverse_proxy's are 32 KiB) fills one allocation made
+// once, as upstream.ReadResponse reads one. A larger or missing length is
+// not taken on trust: memory follows the bytes that arrive.
+func (r *recorder) declared(first int) int {
+	n, err := strconv.ParseInt(r.resp.Header.Get("Content-Length"), 10, 64)
+	if err != nil || n < int64(first) || n > r.limit || n > upstream.ExactReadMax {
+		return first
+	}
+	return int(n)
 }
 
 func (r *recorder) Flush() {}
