@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -47,6 +48,24 @@ type jsonDecoder struct {
 	// items holds the elements of the arrays being read, innermost last.
 	items []any
 	buf   []byte // for strings with escapes
+	// sliced tells that the last string str read is a slice of the text.
+	sliced bool
+	// keys holds a copy of each key read, for the objects of a list that
+	// repeat the same keys.
+	keys map[string]string
+}
+
+// intern returns a copy of key, the same copy for the same key.
+func (d *jsonDecoder) intern(key string) string {
+	if k, ok := d.keys[key]; ok {
+		return k
+	}
+	if d.keys == nil {
+		d.keys = make(map[string]string)
+	}
+	k := strings.Clone(key)
+	d.keys[k] = k
+	return k
 }
 
 func (d *jsonDecoder) space() {
@@ -73,6 +92,11 @@ func (d *jsonDecoder) value() (goja.Value, bool) {
 		s, ok := d.str()
 		if !ok {
 			return nil, false
+		}
+		if d.sliced {
+			// A copy: a slice would keep the whole text alive as long as
+			// the code keeps any one string of it.
+			s = strings.Clone(s)
 		}
 		return d.vm.ToValue(s), true
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -122,6 +146,9 @@ func (d *jsonDecoder) object() (goja.Value, bool) {
 		key, ok := d.str()
 		if !ok {
 			return nil, false
+		}
+		if d.sliced {
+			key = d.intern(key)
 		}
 		d.space()
 		if d.i >= len(d.s) || d.s[d.i] != ':' {
@@ -274,6 +301,7 @@ func (d *jsonDecoder) str() (string, bool) {
 		switch {
 		case c == '"':
 			d.i++
+			d.sliced = true
 			return d.s[start : d.i-1], true
 		case c == '\\' || c < 0x20:
 			return d.unquote(start)
@@ -300,6 +328,7 @@ func (d *jsonDecoder) unquote(start int) (string, bool) {
 		switch {
 		case c == '"':
 			d.i++
+			d.sliced = false
 			return string(b), true
 		case c < 0x20:
 			return "", false

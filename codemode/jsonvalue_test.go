@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/dop251/goja"
 )
@@ -111,6 +112,32 @@ func TestDecodeJSONAgreesOnACorpus(t *testing.T) {
 	o.check(t, strings.Repeat(`{"a":`, maxJSONNesting)+"1"+strings.Repeat("}", maxJSONNesting))
 	if _, ok := decodeJSON(o.vm, "["+deep+"]"); ok {
 		t.Fatalf("decodeJSON accepted %d levels", maxJSONNesting+1)
+	}
+}
+
+// TestDecodedStringsOwnTheirBytes: no string decodeJSON makes points into
+// the text, which the code would otherwise keep alive whole by keeping
+// one short string of a large answer.
+func TestDecodedStringsOwnTheirBytes(t *testing.T) {
+	text := `{"key":"value","list":[{"key":"again"}]}`
+	vm := goja.New()
+	v, ok := decodeJSON(vm, text)
+	if !ok {
+		t.Fatal("refused")
+	}
+	start := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	inText := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return p >= start && p < start+uintptr(len(text))
+	}
+	obj := v.ToObject(vm)
+	inner := obj.Get("list").ToObject(vm).Get("0").ToObject(vm)
+	strs := append(obj.Keys(), inner.Keys()...)
+	strs = append(strs, obj.Get("key").Export().(string), inner.Get("key").Export().(string))
+	for _, s := range strs {
+		if inText(s) {
+			t.Errorf("%q points into the text", s)
+		}
 	}
 }
 
