@@ -70,7 +70,15 @@ func (ex *execution) setupJSON(jsonObj *goja.Object) error {
 		if err := ex.checkJSON(text); err != nil {
 			ex.limit("JSON.parse: " + err.Error())
 		}
-		v, err := ex.jsonParse(goja.Undefined(), ex.vm.ToValue(text), call.Argument(1))
+		reviver := call.Argument(1)
+		if goja.IsUndefined(reviver) {
+			if v, ok := decodeJSON(ex.vm, text); ok {
+				return v
+			}
+		}
+		// A reviver, or text decodeJSON refuses: goja's own parse walks the
+		// reviver, or says what is wrong with the text.
+		v, err := ex.jsonParse(goja.Undefined(), ex.vm.ToValue(text), reviver)
 		if err != nil {
 			panic(err)
 		}
@@ -83,11 +91,16 @@ func (ex *execution) setupJSON(jsonObj *goja.Object) error {
 }
 
 // parseJSON turns JSON text from Go into a value inside the runtime.
-func (ex *execution) parseJSON(text []byte) (goja.Value, error) {
-	if err := ex.checkJSON(string(text)); err != nil {
+func (ex *execution) parseJSON(answer []byte) (goja.Value, error) {
+	text := string(answer)
+	if err := ex.checkJSON(text); err != nil {
 		return nil, err
 	}
-	return ex.jsonParse(goja.Undefined(), ex.vm.ToValue(string(text)))
+	if v, ok := decodeJSON(ex.vm, text); ok {
+		return v, nil
+	}
+	// decodeJSON refuses it: goja's own parse says what is wrong.
+	return ex.jsonParse(goja.Undefined(), ex.vm.ToValue(text))
 }
 
 // checkJSON refuses JSON text that nests too deeply or holds more values

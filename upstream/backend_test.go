@@ -331,3 +331,24 @@ func TestSetLogger(t *testing.T) {
 		t.Errorf("the line: %s %v", line.Message, line.ContextMap())
 	}
 }
+
+// TestCallGivesStructuredContentAsSent: the value of a call with
+// structured content is the backend's own text of it, keys in its order,
+// and a result whose structured content is null gives its text.
+func TestCallGivesStructuredContentAsSent(t *testing.T) {
+	const sc = `{"zeta":1,"alpha":{"y":[3,"<&>",1.50],"b":null},"mid":"é"}`
+	rb := startRawBackend(t, &rawBackend{call: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
+		if msg.Params.Name == "charge" {
+			io.WriteString(w, rpcResult(msg.ID, `{"content":[{"type":"text","text":"[1,2]"}],"structuredContent":null}`))
+			return
+		}
+		io.WriteString(w, rpcResult(msg.ID, `{"content":[{"type":"text","text":"ignored"}],"structuredContent":`+sc+`}`))
+	}})
+	b := connectedBackend(t, BackendConfig{URL: rb.url()})
+	for tool, want := range map[string]string{"echo": sc, "charge": `[1,2]`} {
+		got, err := b.Call(context.Background(), tool, json.RawMessage(`{}`))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %s, %v; want %s", tool, got, err, want)
+		}
+	}
+}

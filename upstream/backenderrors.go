@@ -44,6 +44,12 @@ func valueOf(res *mcp.CallToolResult) (json.RawMessage, error) {
 		return nil, &BackendError{Message: msg}
 	}
 	if res.StructuredContent != nil {
+		if len(res.RawStructuredContent) > 0 {
+			// The bytes the backend sent, which mcp-go keeps: keys stay in
+			// the backend's order, and the value is not written again from
+			// the map mcp-go decoded it into.
+			return res.RawStructuredContent, nil
+		}
 		return json.Marshal(res.StructuredContent)
 	}
 	if others {

@@ -366,6 +366,9 @@ func TestValueOf(t *testing.T) {
 		wantErr string
 	}{
 		{"structured content wins", &mcp.CallToolResult{Content: []mcp.Content{text("ignored")}, StructuredContent: map[string]any{"n": 1}}, `{"n":1}`, ""},
+		{"structured content as sent", &mcp.CallToolResult{Content: []mcp.Content{text("ignored")}, StructuredContent: map[string]any{"a": 1, "z": 2},
+			RawStructuredContent: json.RawMessage(`{"z":2,"a":1}`)}, `{"z":2,"a":1}`, ""},
+		{"null structured content", &mcp.CallToolResult{Content: []mcp.Content{text(`[1]`)}, RawStructuredContent: json.RawMessage(`null`)}, `[1]`, ""},
 		{"a JSON text", &mcp.CallToolResult{Content: []mcp.Content{text(` {"a":[1,2]} `)}}, `{"a":[1,2]}`, ""},
 		{"a plain text", &mcp.CallToolResult{Content: []mcp.Content{text("hello")}}, `"hello"`, ""},
 		{"texts joined", &mcp.CallToolResult{Content: []mcp.Content{text("a"), text("b")}}, `"a\nb"`, ""},
@@ -389,5 +392,37 @@ func TestValueOf(t *testing.T) {
 				t.Errorf("%s, %v; want %s", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// BenchmarkValueOf: the value of a result whose structured content is a
+// list of 50 orders, about 30 KB, as mcp-go's client hands it over.
+func BenchmarkValueOf(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"content":[{"type":"text","text":"see structuredContent"}],"structuredContent":{"orders":[`)
+	for i := 0; i < 50; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":"ord-%04d","status":"shipped","total":%d.5,"customer":{"id":"cus-%d","name":"Customer %d"},"items":[`, i, 100+i, i%17, i)
+		for j := 0; j < 5; j++ {
+			if j > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `{"sku":"sku-%d-%d","name":"Item with a longer name","qty":%d,"price":%d.99}`, i, j, j+1, j*3)
+		}
+		sb.WriteString(`]}`)
+	}
+	sb.WriteString(`]}}`)
+	var res mcp.CallToolResult
+	if err := json.Unmarshal([]byte(sb.String()), &res); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(sb.Len()))
+	for i := 0; i < b.N; i++ {
+		if _, err := valueOf(&res); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
