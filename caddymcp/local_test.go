@@ -3,10 +3,12 @@ package caddymcp
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -341,4 +343,62 @@ func grepLines(text, word string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// BenchmarkLocalBackendCall is one binding call to an mcp endpoint of
+// this Caddy, over loopback HTTP and in process; the difference is what
+// the network costs. The endpoint's REST upstream answers at once.
+func BenchmarkLocalBackendCall(b *testing.B) {
+	api := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"a1","total":12}`))
+	})}
+	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go api.Serve(apiLn)
+	defer api.Close()
+	loadCaddyfile(b, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
+	mcp /fast {
+		upstream http://%s
+		tool get {
+			description "Get an order."
+			get /orders/{id}
+			arg id string required
+		}
+	}
+}`, apiLn.Addr()))
+	p := newBackendPair(b, "http://127.0.0.1:"+livePort+"/fast", nil)
+	ctx := context.Background()
+	wait := time.Now().Add(5 * time.Second)
+	args := []byte(`{"id":"a1"}`)
+	for _, way := range []struct {
+		name    string
+		backend *upstream.Backend
+	}{{"http", p.network}, {"in_process", p.local}} {
+		if _, err := way.backend.Tools(ctx, wait); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(way.name, func(b *testing.B) {
+			b.ReportAllocs()
+			// The process's CPU time, both ends of the call: on a shared
+			// machine it moves less than the wall time does.
+			cpu := processCPU()
+			for i := 0; i < b.N; i++ {
+				if _, err := way.backend.Call(ctx, "get", args); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
