@@ -35,8 +35,7 @@ func serveLocal(srv http.Handler, local net.Addr, stopped context.Context, req *
 	}
 
 	sreq := serverRequest(ctx, req, local)
-	pr, pw := io.Pipe()
-	w := &localWriter{header: make(http.Header), req: req, pr: pr, pw: pw, cancel: cancel, answer: make(chan *http.Response, 1)}
+	w := &localWriter{header: make(http.Header), req: req, cancel: cancel, answer: make(chan *http.Response, 1)}
 	go func() {
 		defer func() {
 			stopCaller()
@@ -64,8 +63,7 @@ func serveLocal(srv http.Handler, local net.Addr, stopped context.Context, req *
 		}
 		return resp, nil
 	case <-req.Context().Done():
-		// Whatever the handler writes from now on goes nowhere.
-		_ = pr.Close()
+		w.abandon()
 		cancel()
 		return nil, req.Context().Err()
 	}
@@ -133,8 +131,6 @@ func (b *localBody) Close() error {
 type localWriter struct {
 	header http.Header
 	req    *http.Request
-	pr     *io.PipeReader
-	pw     *io.PipeWriter
 	cancel context.CancelFunc // ends the server's request
 	answer chan *http.Response
 	err    error // when answer got nil
@@ -145,6 +141,9 @@ type localWriter struct {
 	buf       bytes.Buffer
 	wroteBody bool
 	streaming bool
+	pr        *io.PipeReader // once streaming
+	pw        *io.PipeWriter
+	abandoned bool // the caller gave up waiting for the answer
 	done      bool
 }
 
@@ -205,6 +204,10 @@ func (w *localWriter) Write(p []byte) (int, error) {
 // mu held.
 func (w *localWriter) startStream() []byte {
 	w.streaming = true
+	w.pr, w.pw = io.Pipe()
+	if w.abandoned {
+		_ = w.pr.Close()
+	}
 	w.answer <- w.response(&localBody{PipeReader: w.pr, cancel: w.cancel}, -1)
 	kept := w.buf.Bytes()
 	w.buf = bytes.Buffer{}
@@ -238,6 +241,16 @@ func (w *localWriter) FlushError() error {
 func (w *localWriter) SetReadDeadline(time.Time) error  { return nil }
 func (w *localWriter) SetWriteDeadline(time.Time) error { return nil }
 func (w *localWriter) EnableFullDuplex() error          { return nil }
+
+// abandon makes whatever the handler writes from now on go nowhere.
+func (w *localWriter) abandon() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.abandoned = true
+	if w.pr != nil {
+		_ = w.pr.Close()
+	}
+}
 
 // finish ends the answer once the handler returned.
 func (w *localWriter) finish() {

@@ -195,3 +195,75 @@ func TestServeLocalCallerGivesUp(t *testing.T) {
 		t.Fatal("the handler's request did not end with the caller's")
 	}
 }
+
+// A handler that streams after its caller gave up does not block on a
+// reader that is gone.
+func TestServeLocalStreamAfterCallerGaveUp(t *testing.T) {
+	wrote := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+		w.(http.Flusher).Flush()
+		_, err := io.WriteString(w, "data: late\n\n")
+		wrote <- err
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:8080/mcp", nil)
+	if _, err := serveLocal(h, loopback, context.Background(), req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v", err)
+	}
+	select {
+	case err := <-wrote:
+		if err == nil {
+			t.Error("a write to nobody succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler's write blocked")
+	}
+}
+
+// BenchmarkLocalTransportOverhead is what the way a request goes costs,
+// with a handler that does nothing: in process (serveLocal) and over a
+// loopback connection (net/http's transport and server).
+func BenchmarkLocalTransportOverhead(b *testing.B) {
+	answer := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{}"}]}}`)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","arguments":{"id":"a1"}}}`
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	defer srv.Close()
+	network := &http.Transport{MaxIdleConnsPerHost: 4}
+	defer network.CloseIdleConnections()
+	for _, way := range []struct {
+		name string
+		rt   func(*http.Request) (*http.Response, error)
+	}{
+		{"http", network.RoundTrip},
+		{"in_process", func(req *http.Request) (*http.Response, error) {
+			return serveLocal(h, loopback, context.Background(), req)
+		}},
+	} {
+		b.Run(way.name, func(b *testing.B) {
+			b.ReportAllocs()
+			url := "http://" + ln.Addr().String() + "/mcp"
+			for i := 0; i < b.N; i++ {
+				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := way.rt(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}
