@@ -26,7 +26,10 @@ import (
 var backendPool = caddy.NewUsagePool()
 
 // pooledBackend lets the pool close a client nobody uses any more.
-type pooledBackend struct{ *upstream.Backend }
+type pooledBackend struct {
+	*upstream.Backend
+	local *localTransport // nil when no server of this Caddy could serve its URL
+}
 
 func (p pooledBackend) Destruct() error { return p.Close() }
 
@@ -35,6 +38,7 @@ type backendRef struct {
 	name    string
 	key     string
 	backend *upstream.Backend
+	local   *localTransport
 	scopes  *backendScopes // nil when its tools need none
 }
 
@@ -58,7 +62,14 @@ func loadBackend(cfg *CodeModeBackend, logger *zap.Logger) (*backendRef, error) 
 		headers[http.CanonicalHeaderKey(k)] = strings.Join(v, ", ")
 	}
 	val, _, err := backendPool.LoadOrNew(key, func() (caddy.Destructor, error) {
-		return pooledBackend{upstream.NewBackend(upstream.BackendConfig{
+		var local *localTransport
+		wrap := func(network http.RoundTripper) http.RoundTripper {
+			if local = newLocalTransport(cfg.Name, cfg.URL, network); local == nil {
+				return network
+			}
+			return local
+		}
+		backend := upstream.NewBackend(upstream.BackendConfig{
 			Name:      cfg.Name,
 			URL:       cfg.URL,
 			Transport: cfg.Transport,
@@ -71,16 +82,19 @@ func loadBackend(cfg *CodeModeBackend, logger *zap.Logger) (*backendRef, error) 
 			MaxToolsSize:    cfg.MaxToolsSize,
 			MaxResponseSize: cfg.MaxResponseSize,
 			MaxStreamSize:   cfg.MaxStreamSize,
-		})}, nil
+
+			WrapTransport: wrap,
+		})
+		return pooledBackend{Backend: backend, local: local}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	// The pool outlives the config that started the backend: its lines go
 	// to the config loading it now.
-	backend := val.(pooledBackend).Backend
-	backend.SetLogger(logger)
-	return &backendRef{name: cfg.Name, key: key, backend: backend}, nil
+	pooled := val.(pooledBackend)
+	pooled.SetLogger(logger)
+	return &backendRef{name: cfg.Name, key: key, backend: pooled.Backend, local: pooled.local}, nil
 }
 
 // resolveHeaders returns the header function of a backend: placeholders

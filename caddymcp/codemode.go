@@ -69,6 +69,7 @@ const coldStartWait = 2 * time.Second
 // `caddy_mcp_rejected_requests_total` | handler, reason
 // `caddy_mcp_tool_calls_total` | handler, server, tool, outcome
 // `caddy_mcp_tool_call_duration_seconds` | handler, server, tool
+// `caddy_mcp_backend_requests_total` | backend, via
 //
 // Label | Values
 // ------|-------
@@ -79,6 +80,8 @@ const coldStartWait = 2 * time.Second
 // tool | the tool_name, for executions; `search` for the search tool; `<backend>.<tool>` for a backend call, with the backend tool's own name; `unknown` for a call of a name on no tool list (the code may call any name on a backend that is down)
 // outcome, of an execution | `ok`, `invalid_arguments`, `syntax_error`, `uncaught_error` (the code threw), `timeout`, `canceled`, `limit_exceeded` (max_tool_calls, max_code_size and the sandbox's bounds), `memory_limit` (max_memory), `stack_overflow`, `busy` (max_concurrent), `worker_failed` (a worker process died, could not start or broke its pipe)
 // outcome, of a search | `ok`, `invalid_arguments`
+// backend | a backend's name
+// via | `in_process` (a server of this same Caddy served the request without the network, see the README), `http`
 // outcome, of a backend call | `ok`, `upstream_status` (the tool answered with an error), `upstream_error` (the backend could not be reached or failed), `timeout`, `too_large`, `canceled`, `insufficient_scope` (the caller's token lacks the tool's backend scopes)
 type CodeMode struct {
 	// Name is the server name reported in initialize. Default: caddy-mcp-codemode.
@@ -249,6 +252,11 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 		return err
 	}
 
+	backendRequests, err := newBackendRequests(ctx.GetMetricsRegistry())
+	if err != nil {
+		return err
+	}
+	httpApp := httpAppOf(ctx)
 	seen := make(map[string]bool, len(cm.Backends))
 	for _, b := range cm.Backends {
 		if b == nil {
@@ -294,10 +302,14 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("backend %q: %v", b.Name, err)
 		}
 		ref.scopes = scopes
+		if ref.local != nil {
+			// The pool outlives the config: the counts go to the newest.
+			ref.local.requests.Store(backendRequests)
+		}
+		logLocal(cm.logger, b.Name, b.URL, httpApp)
 		cm.backends = append(cm.backends, ref)
 	}
 
-	var err error
 	if cm.metrics, err = newMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}

@@ -53,6 +53,10 @@ type BackendConfig struct {
 	// Logger receives the backend's log lines until SetLogger replaces
 	// it. Default: none, the lines are dropped.
 	Logger *zap.Logger
+	// WrapTransport, when set, is given the network transport and returns
+	// the one requests go through (one that serves some of them without
+	// the network); the answer limits and tracing stay above it.
+	WrapTransport func(network http.RoundTripper) http.RoundTripper
 }
 
 // RemoteTool is one backend tool, its schemas as the backend sent them.
@@ -128,6 +132,15 @@ func NewBackend(cfg BackendConfig) *Backend {
 	if cfg.MaxToolsSize <= 0 {
 		cfg.MaxToolsSize = DefaultMaxBackendToolsSize
 	}
+	var base http.RoundTripper = newRetryStaleConn(&http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+	})
+	if cfg.WrapTransport != nil {
+		base = cfg.WrapTransport(base)
+	}
 	b := &Backend{
 		cfg:       cfg,
 		firstConn: make(chan struct{}),
@@ -138,12 +151,7 @@ func NewBackend(cfg BackendConfig) *Backend {
 		stopped:   make(chan struct{}),
 		http: &http.Client{
 			Transport: tracedTransport{boundAnswers{limit: cfg.MaxResponseSize, stream: cfg.MaxStreamSize, sse: cfg.Transport == TransportSSE,
-				base: newRetryStaleConn(&http.Transport{
-					DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-					MaxIdleConnsPerHost: 64,
-					IdleConnTimeout:     90 * time.Second,
-					TLSHandshakeTimeout: 10 * time.Second,
-				})}},
+				base: base}},
 			// A redirect could carry the configured headers to another host.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
