@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -384,21 +383,13 @@ func BenchmarkLocalBackendCall(b *testing.B) {
 			b.ReportAllocs()
 			// The process's CPU time, both ends of the call: on a shared
 			// machine it moves less than the wall time does.
-			cpu := processCPU()
+			cpu := processCPU(b)
 			for i := 0; i < b.N; i++ {
 				if _, err := way.backend.Call(ctx, "get", args); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
