@@ -330,7 +330,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 			return nil
 		}
 		var info rpcInfo
-		if json.Unmarshal(body, &info) == nil && info.Method != "" {
+		if decodeRPC(body, &info) && info.Method != "" {
 			if info.Method == string(mcp.MethodSubscriptionsListen) {
 				e.rpcError(w, http.StatusOK, info.id(), mcp.METHOD_NOT_FOUND, "subscriptions/listen is not offered: this server sends no notifications")
 				return nil
@@ -339,9 +339,6 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 			var span *requestSpan
 			w, r, span = startRequestSpan(w, r, &info)
 			defer span.end()
-			if info.Method == string(mcp.MethodToolsCall) {
-				info.paramsDecoded = json.Unmarshal(info.RawParams, &info.Params) == nil
-			}
 			if repl != nil {
 				repl.Set("http.mcp.method", info.Method)
 				if info.Method == string(mcp.MethodToolsCall) {
