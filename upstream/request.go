@@ -57,7 +57,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 		return nil, Target{}, err
 	}
 	target := Target{Label: p.method + " " + label, Path: label}
-	u := &url.URL{Scheme: base.Scheme, Host: base.Host}
+	u := url.URL{Scheme: base.Scheme, Host: base.Host}
 	rawPath := strings.TrimSuffix(base.EscapedPath(), "/") + path
 	u.Path, err = url.PathUnescape(rawPath)
 	if err != nil {
@@ -243,7 +243,9 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	if err != nil {
 		return nil, target, err
 	}
-	req.URL = u
+	// The URL NewRequestWithContext parsed from "/" is the request's own:
+	// filled in, rather than replaced by one more.
+	*req.URL = u
 	req.Host = u.Host
 	if h := header.Get("Host"); h != "" {
 		// net/http sends req.Host, never a Host field of the header.

@@ -299,6 +299,9 @@ func (q *queryParts) add(key, escaped string) {
 // encode writes the query as url.Values.Encode does: by key, in order,
 // each key escaped.
 func (q queryParts) encode() string {
+	if len(q) == 0 {
+		return ""
+	}
 	var b strings.Builder
 	for _, key := range slices.Sorted(maps.Keys(q)) {
 		k := url.QueryEscape(key)
