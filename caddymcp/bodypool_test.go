@@ -17,17 +17,17 @@ import (
 func TestPooledBuffersKeepNothingOfAnEarlierCall(t *testing.T) {
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]string{"path": r.URL.Path})
+		_ = json.NewEncoder(w).Encode(map[string]string{"path": r.URL.Path, "query": r.URL.RawQuery})
 	}))
 	defer api.Close()
 	h := &Handler{
 		Upstream: api.URL,
 		Tools: []*Tool{{Name: "get_item", Description: "Get an item.", Method: "GET", Path: "/items/{id}",
-			Args: []*Arg{{Name: "id", Type: "string", Required: true}}}},
+			Args: []*Arg{{Name: "id", Type: "string", Required: true}, {Name: "note", Type: "string"}}}},
 	}
 	defer provisionBench(t, h)()
 
-	long := strings.Repeat("x", 1800)
+	long := strings.Repeat("x", 1400)
 	for _, c := range []struct {
 		header map[string]string
 		meta   string
@@ -36,8 +36,8 @@ func TestPooledBuffersKeepNothingOfAnEarlierCall(t *testing.T) {
 		{map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_item"},
 			`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`},
 	} {
-		call := func(id, arg string) string {
-			body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"get_item","arguments":{"id":"` + arg + `"}` + c.meta + `}}`
+		call := func(id, args string) string {
+			body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"get_item","arguments":{` + args + `}` + c.meta + `}}`
 			if len(body) > pooledBodyMax {
 				t.Fatalf("a body of %d bytes is not pooled", len(body))
 			}
@@ -48,14 +48,15 @@ func TestPooledBuffersKeepNothingOfAnEarlierCall(t *testing.T) {
 			return w.Body.String()
 		}
 		answered := h.fast.answers.Load()
-		first := call("1", "a")
-		if !strings.Contains(first, `\"path\":\"/items/a\"`) {
+		short := `"id":"a"`
+		first := call("1", short)
+		if !strings.Contains(first, `\"path\":\"/items/a\",\"query\":\"\"`) {
 			t.Fatalf("unexpected answer %s", first)
 		}
-		if got := call(`"`+long+`"`, long); !strings.Contains(got, long) {
-			t.Fatalf("the long call's answer lacks its id or item: %.200s", got)
+		if got := call(`"`+long+`"`, `"id":"`+long+`","note":"`+long[:900]+`"`); !strings.Contains(got, long) || !strings.Contains(got, "note=x") {
+			t.Fatalf("the long call's answer lacks its id, item or note: %.200s", got)
 		}
-		if again := call("1", "a"); again != first {
+		if again := call("1", short); again != first {
 			t.Errorf("the short call answered\n%s\nafter the long one, and before it\n%s", again, first)
 		}
 		if n := h.fast.answers.Load() - answered; n != 3 {
