@@ -3,6 +3,7 @@ package caddymcp
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -30,6 +31,41 @@ func decodeArgs(raw json.RawMessage) map[string]any {
 	return decodeArgsJSON(raw)
 }
 
+// pooledArgsMax is the most members an arguments object may have for its
+// map to go back into argMaps; a map keeps the room it once needed.
+const pooledArgsMax = 8
+
+// argMaps hold the argument maps of calls the fast path answered: nothing
+// keeps a call's arguments once its answer is written.
+var argMaps = sync.Pool{New: func() any { return make(map[string]any, pooledArgsMax) }}
+
+// decodePooledArgs is decodeArgs with the outermost map from argMaps, for
+// releaseArgs once the call is answered.
+func decodePooledArgs(raw json.RawMessage) map[string]any {
+	if !json.Valid(raw) {
+		return nil
+	}
+	d := newArgDecoder(raw)
+	d.top = argMaps.Get().(map[string]any)
+	args, ok := d.object()
+	if d.top != nil {
+		argMaps.Put(d.top) // not taken: too many members
+	}
+	if ok {
+		return args
+	}
+	return decodeArgsJSON(raw)
+}
+
+// releaseArgs empties the arguments of an answered call and gives their
+// map back, unless it is large.
+func releaseArgs(args map[string]any) {
+	if args != nil && len(args) <= pooledArgsMax {
+		clear(args)
+		argMaps.Put(args)
+	}
+}
+
 // decodeArgsJSON is decodeArgs by encoding/json alone.
 func decodeArgsJSON(raw []byte) map[string]any {
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -47,6 +83,8 @@ type argDecoder struct {
 	sizes  []int32 // the lengths of the arrays and objects, in order of their start
 	next   int     // the next of sizes to use
 	failed bool
+	// top, if not nil, is an empty map for the outermost object.
+	top map[string]any
 }
 
 func newArgDecoder(raw []byte) *argDecoder {
@@ -147,7 +185,12 @@ func (d *argDecoder) value() any {
 	case c == '{':
 		d.pos++
 		n := d.size()
-		m := make(map[string]any, n)
+		var m map[string]any
+		if d.top != nil && n <= pooledArgsMax {
+			m, d.top = d.top, nil
+		} else {
+			m = make(map[string]any, n)
+		}
 		for i := 0; i < n && !d.failed; i++ {
 			if i > 0 {
 				d.expect(',')

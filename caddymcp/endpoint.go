@@ -306,7 +306,8 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 	var body []byte
 	if r.Method == http.MethodPost {
 		var err error
-		body, err = readBody(w, r, e.MaxRequestSize)
+		var buf *[]byte
+		body, buf, err = readPooledBody(w, r, e.MaxRequestSize)
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
@@ -329,26 +330,24 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 			e.metrics.rejected.WithLabelValues(e.handlerTag, "batch").Inc()
 			return nil
 		}
-		var info rpcInfo
-		if json.Unmarshal(body, &info) == nil && info.Method != "" {
+		info := newRPCInfo()
+		defer releaseRPCInfo(info)
+		if decodeRPC(body, info) && info.Method != "" {
 			if info.Method == string(mcp.MethodSubscriptionsListen) {
 				e.rpcError(w, http.StatusOK, info.id(), mcp.METHOD_NOT_FOUND, "subscriptions/listen is not offered: this server sends no notifications")
 				return nil
 			}
 			e.metrics.requests.WithLabelValues(e.handlerTag, metricMethod(info.Method)).Inc()
 			var span *requestSpan
-			w, r, span = startRequestSpan(w, r, &info)
+			w, r, span = startRequestSpan(w, r, info)
 			defer span.end()
-			if info.Method == string(mcp.MethodToolsCall) {
-				info.paramsDecoded = json.Unmarshal(info.RawParams, &info.Params) == nil
-			}
 			if repl != nil {
 				repl.Set("http.mcp.method", info.Method)
 				if info.Method == string(mcp.MethodToolsCall) {
 					repl.Set("http.mcp.tool", info.Params.Name)
 				}
 			}
-			if info.Method == string(mcp.MethodToolsList) && fast.serveList(w, r, body, &info) {
+			if info.Method == string(mcp.MethodToolsList) && fast.serveList(w, r, body, info) {
 				return nil
 			}
 			if info.Method == string(mcp.MethodToolsCall) {
@@ -357,10 +356,11 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 				if e.callTarget != nil {
 					tool = e.callTarget(tool, info.Params.Arguments)
 				}
-				if e.refuseTool(w, r, tool) || e.refuseMirror(w, r, &info) {
+				if e.refuseTool(w, r, tool) || e.refuseMirror(w, r, info) {
 					return nil
 				}
-				if fast != nil && fast.serve(w, r.WithContext(contextWith(r.Context(), ctxValue)), body, &info) {
+				if fast != nil && fast.serve(w, r.WithContext(contextWith(r.Context(), ctxValue)), body, info) {
+					releaseBody(buf)
 					return nil
 				}
 				if len(info.Params.Arguments) > 0 {

@@ -98,6 +98,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, in
 	if !ok {
 		return false
 	}
+	defer releaseArgs(call.args)
 	f.answers.Add(1)
 	if !run.panicked && run.result != nil && f.write(w, call, run.result) {
 		return true
@@ -179,7 +180,7 @@ func (f *fastPath) accept(r *http.Request, body []byte, info *rpcInfo) (fastRequ
 		return call, false
 	}
 	if raw := bytes.TrimSpace(info.Params.Arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		if call.args = decodeArgs(raw); call.args == nil {
+		if call.args = decodePooledArgs(raw); call.args == nil {
 			return call, false // not an object: mcp-go and the tool handler say so
 		}
 	}

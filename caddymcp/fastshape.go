@@ -81,29 +81,37 @@ func (s *shapeScan) next(c byte) bool {
 // object walks an object whose member names are among names, each at most
 // once; member is called at each value with its name's index, and walks it.
 func (s *shapeScan) object(names []string, member func(i int) bool) bool {
+	var seen uint
+	return s.members(func(name []byte) bool {
+		i := 0
+		for i < len(names) && names[i] != string(name) {
+			i++
+		}
+		if i == len(names) || seen&(1<<i) != 0 {
+			return false
+		}
+		seen |= 1 << i
+		return member(i)
+	})
+}
+
+// members walks an object, calling member with each member's name (one
+// without escapes) at its value, which member walks.
+func (s *shapeScan) members(member func(name []byte) bool) bool {
 	if !s.next('{') {
 		return false
 	}
 	if s.next('}') {
 		return true
 	}
-	var seen uint
 	for {
 		s.space()
 		name, ok := s.name()
-		if !ok {
+		if !ok || !s.next(':') {
 			return false
 		}
-		i := 0
-		for i < len(names) && names[i] != string(name) {
-			i++
-		}
-		if i == len(names) || seen&(1<<i) != 0 || !s.next(':') {
-			return false
-		}
-		seen |= 1 << i
 		s.space()
-		if !member(i) {
+		if !member(name) {
 			return false
 		}
 		if s.next(',') {
@@ -131,7 +139,11 @@ func (s *shapeScan) name() ([]byte, bool) {
 }
 
 // value walks one value, and reports false for a number no float64 holds.
-func (s *shapeScan) value() bool {
+func (s *shapeScan) value() bool { return s.walk(true) }
+
+// walk walks one value; with numbers, it reports false for a number no
+// float64 holds.
+func (s *shapeScan) walk(numbers bool) bool {
 	depth := 0
 	for s.pos < len(s.src) {
 		switch c := s.src[s.pos]; {
@@ -155,7 +167,7 @@ func (s *shapeScan) value() bool {
 			for ; s.pos < len(s.src) && numberByte(s.src[s.pos]); s.pos++ {
 				exponent = exponent || s.src[s.pos]|0x20 == 'e'
 			}
-			if !floatHolds(s.src[start:s.pos], exponent) {
+			if numbers && !floatHolds(s.src[start:s.pos], exponent) {
 				return false
 			}
 		case c == 't' || c == 'n':

@@ -57,7 +57,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 		return nil, Target{}, err
 	}
 	target := Target{Label: p.method + " " + label, Path: label}
-	u := &url.URL{Scheme: base.Scheme, Host: base.Host}
+	u := url.URL{Scheme: base.Scheme, Host: base.Host}
 	rawPath := strings.TrimSuffix(base.EscapedPath(), "/") + path
 	u.Path, err = url.PathUnescape(rawPath)
 	if err != nil {
@@ -65,11 +65,17 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	}
 	u.RawPath = rawPath
 
-	fixed := url.Values{}
+	// The maps of a call are made only when something goes in them: a
+	// call of a tool with no query, headers or styled arguments makes none
+	// but the header.
+	var fixed url.Values
 	if base.RawQuery != "" {
 		fixed, _ = url.ParseQuery(base.RawQuery)
 	}
 	for _, f := range p.query {
+		if fixed == nil {
+			fixed = make(url.Values, len(p.query))
+		}
 		fixed.Add(f.name, f.value.Resolve(repl))
 	}
 	if len(fixed) > 0 {
@@ -77,7 +83,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 			return nil, target, err
 		}
 	}
-	query := make(queryParts, len(fixed)+len(args))
+	var query queryParts
 	for k, vs := range fixed {
 		for _, v := range vs {
 			query.add(k, url.QueryEscape(v))
@@ -85,17 +91,35 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	}
 	// The keys the arguments send under their wire names, and those that
 	// the properties of styled objects make, by argument.
-	ownKeys := make(map[string]string, len(args))
-	var propertyKeys map[string]string
+	var ownKeys, propertyKeys map[string]string
+	own := func(key, name string) {
+		if ownKeys == nil {
+			ownKeys = make(map[string]string, len(args))
+		}
+		ownKeys[key] = name
+	}
 
+	// The fixed fields' values share one backing array, each field a
+	// slice of it capped at its own length, so that appending to one (a
+	// handler in route mode may) copies it instead of overwriting the next.
 	header := make(http.Header, len(p.header)+2)
+	values := make([]string, 0, len(p.header)+1)
+	field := func(name, v string) {
+		if prev, ok := header[name]; ok {
+			header[name] = append(prev, v)
+			return
+		}
+		values = append(values, v)
+		n := len(values)
+		header[name] = values[n-1 : n : n]
+	}
 	for _, f := range p.header {
 		if v := f.value.Resolve(repl); v != "" {
-			header[f.name] = append(header[f.name], v)
+			field(f.name, v)
 		}
 	}
 	if _, set := header["User-Agent"]; !set {
-		header["User-Agent"] = []string{"caddy-mcp"}
+		field("User-Agent", "caddy-mcp")
 	}
 
 	var bodyArgs map[string]any
@@ -121,7 +145,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 				}
 				for _, pair := range pairs {
 					if pair.key == key {
-						ownKeys[key] = name
+						own(key, name)
 					} else {
 						if propertyKeys == nil {
 							propertyKeys = make(map[string]string)
@@ -143,7 +167,7 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 			for _, s := range vals {
 				query.add(key, url.QueryEscape(s))
 			}
-			ownKeys[key] = name
+			own(key, name)
 		case InHeader:
 			if v == nil {
 				continue
@@ -219,7 +243,9 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 	if err != nil {
 		return nil, target, err
 	}
-	req.URL = u
+	// The URL NewRequestWithContext parsed from "/" is the request's own:
+	// filled in, rather than replaced by one more.
+	*req.URL = u
 	req.Host = u.Host
 	if h := header.Get("Host"); h != "" {
 		// net/http sends req.Host, never a Host field of the header.

@@ -57,7 +57,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) *mc
 		}
 		return TextResult(fmt.Sprintf("%s: upstream answered %s with no content", target.Label, statusText(r.Status)))
 	}
-	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mediaType := mediaTypeOf(r.Header.Get("Content-Type"))
 	jsonType := isJSONType(mediaType)
 	if op.jq != nil {
 		return r.filtered(ctx, target, op, mediaType, jsonType)
@@ -143,8 +143,20 @@ func structured(body []byte, output *jsonschema.Schema, what string) *mcp.CallTo
 
 // isJSONType reports whether a media type, or a Content-Type, is JSON.
 func isJSONType(contentType string) bool {
-	mediaType, _, _ := mime.ParseMediaType(contentType)
+	mediaType := mediaTypeOf(contentType)
 	return mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
+}
+
+// mediaTypeOf is the media type of a Content-Type as mime.ParseMediaType
+// gives it, or "" when that fails. The usual JSON answers are known
+// without parsing, which allocates.
+func mediaTypeOf(contentType string) string {
+	switch contentType {
+	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8":
+		return "application/json"
+	}
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	return mediaType
 }
 
 func (r *Response) statusError(target Target) string {

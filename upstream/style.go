@@ -288,11 +288,20 @@ func checkPropertyKeys(propertyKeys, ownKeys map[string]string, fixed url.Values
 // queryParts is a query being built: the escaped values of each key.
 type queryParts map[string][]string
 
-func (q queryParts) add(key, escaped string) { q[key] = append(q[key], escaped) }
+// add adds a value, making the map on first use: most calls send no query.
+func (q *queryParts) add(key, escaped string) {
+	if *q == nil {
+		*q = make(queryParts)
+	}
+	(*q)[key] = append((*q)[key], escaped)
+}
 
 // encode writes the query as url.Values.Encode does: by key, in order,
 // each key escaped.
 func (q queryParts) encode() string {
+	if len(q) == 0 {
+		return ""
+	}
 	var b strings.Builder
 	for _, key := range slices.Sorted(maps.Keys(q)) {
 		k := url.QueryEscape(key)
