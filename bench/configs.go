@@ -193,9 +193,10 @@ func measure(s *settings, r *report, rate func(first Measurement) float64, cs ..
 				done, failed, ferr := saturate(x.ss[:c], s.round)
 				cpu := x.srv.cpu() - cpu0
 				x.cpu += cpu
-				if done > 0 {
-					m.CPURounds = append(m.CPURounds, cpu/time.Duration(done))
-				}
+				// Every round gets a figure, so that rounds pair by index
+				// with the other configurations': one that served nothing
+				// counts its CPU as if it had served one.
+				m.CPURounds = append(m.CPURounds, cpu/time.Duration(max(done, 1)))
 				if ferr != nil {
 					log.Printf("  %s c=%d: %d errors, first: %v", m.Label(), c, failed, ferr)
 				}

@@ -162,7 +162,9 @@ func (t localTarget) listensOn(addr caddy.NetworkAddress) bool {
 		return true
 	}
 	if strings.EqualFold(host, "localhost") {
-		return t.ip.IsLoopback()
+		// Bound to localhost, a listener takes 127.0.0.1 and ::1, not the
+		// rest of the loopback range.
+		return t.ip.Equal(net.IPv4(127, 0, 0, 1)) || t.ip.Equal(net.IPv6loopback)
 	}
 	ip := net.ParseIP(host)
 	if ip == nil {
@@ -198,7 +200,7 @@ func (lt *localTransport) current() *localRoute {
 // for it, and sends it over the network otherwise.
 func (lt *localTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Host == lt.host {
-		if r := lt.current(); r != nil && r.srv != nil {
+		if r := lt.current(); r != nil && r.srv != nil && r.ctx.Err() == nil {
 			lt.count(viaInProcess)
 			return serveLocal(r.srv, r.local, r.ctx, req)
 		}

@@ -85,6 +85,13 @@ func TestLocalTargetListensOn(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tt.listen, got, tt.want)
 		}
 	}
+	// Bound to localhost, a listener has 127.0.0.1 and ::1 only.
+	addr, _ := caddy.ParseNetworkAddress("localhost:8080")
+	for ip, want := range map[string]bool{"127.0.0.5": false, "::1": true} {
+		if got := (localTarget{ip: net.ParseIP(ip), port: 8080}).listensOn(addr); got != want {
+			t.Errorf("%s on localhost:8080: %v, want %v", ip, got, want)
+		}
+	}
 }
 
 // A server with TLS on its listeners, or without HTTP/1.1, would not

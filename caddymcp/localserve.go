@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
 )
 
 // localBuffer is how much of an answer is kept before it is handed over
@@ -25,7 +28,13 @@ const localBuffer = 64 << 10
 // replacer, its authorization) leaks into the server's.
 func serveLocal(srv http.Handler, local net.Addr, stopped context.Context, req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), http.LocalAddrContextKey, local))
-	stopCaller := context.AfterFunc(req.Context(), cancel)
+	w := &localWriter{header: make(http.Header), req: req, cancel: cancel, answer: make(chan *http.Response, 1)}
+	// A caller that gives up ends the handler's request and the answer's
+	// stream: its reader sees the cancellation, not a clean end.
+	stopCaller := context.AfterFunc(req.Context(), func() {
+		cancel()
+		w.cut(req.Context().Err())
+	})
 	// An event stream of a config that was replaced ends, as the server's
 	// shutdown ends it over the network, and the client connects again,
 	// to the new one. A POST runs to its end, as in the grace period.
@@ -35,7 +44,6 @@ func serveLocal(srv http.Handler, local net.Addr, stopped context.Context, req *
 	}
 
 	sreq := serverRequest(ctx, req, local)
-	w := &localWriter{header: make(http.Header), req: req, cancel: cancel, answer: make(chan *http.Response, 1)}
 	go func() {
 		defer func() {
 			stopCaller()
@@ -46,7 +54,12 @@ func serveLocal(srv http.Handler, local net.Addr, stopped context.Context, req *
 			if p := recover(); p != nil {
 				err := http.ErrAbortHandler
 				if p != http.ErrAbortHandler {
-					err = fmt.Errorf("in-process request to %s aborted: %v", req.URL.Host, p)
+					// As net/http does, the panic is logged with its stack
+					// and the client sees a broken answer: what the handler
+					// panicked with is not the caller's to read.
+					caddy.Log().Error("panic serving an in-process request", zap.String("host", req.URL.Host),
+						zap.String("path", req.URL.Path), zap.Any("panic", p), zap.Stack("stack"))
+					err = fmt.Errorf("in-process request to %s: %w", req.URL.Host, io.ErrUnexpectedEOF)
 				}
 				w.abort(err)
 			} else {
@@ -173,6 +186,15 @@ func (w *localWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.writeHeader(http.StatusOK)
 	}
+	if w.bodiless() {
+		// As net/http: a HEAD answer's body is dropped, and 204 and 304
+		// take none.
+		w.mu.Unlock()
+		if w.req.Method == http.MethodHead {
+			return len(p), nil
+		}
+		return 0, http.ErrBodyNotAllowed
+	}
 	if !w.wroteBody && len(p) > 0 {
 		w.wroteBody = true
 		if _, ok := w.sent["Content-Type"]; !ok {
@@ -223,6 +245,11 @@ func (w *localWriter) FlushError() error {
 	if w.status == 0 {
 		w.writeHeader(http.StatusOK)
 	}
+	if w.done {
+		// A goroutine the handler left behind: the answer is over.
+		w.mu.Unlock()
+		return http.ErrHandlerTimeout
+	}
 	if w.streaming {
 		w.mu.Unlock()
 		return nil
@@ -241,6 +268,21 @@ func (w *localWriter) FlushError() error {
 func (w *localWriter) SetReadDeadline(time.Time) error  { return nil }
 func (w *localWriter) SetWriteDeadline(time.Time) error { return nil }
 func (w *localWriter) EnableFullDuplex() error          { return nil }
+
+// cut ends a streamed answer with err: its reader gets err, and the
+// handler's next write fails rather than waiting for a reader.
+func (w *localWriter) cut(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pw != nil {
+		_ = w.pw.CloseWithError(err)
+	}
+}
+
+// bodiless reports whether the answer takes no body. Called with mu held.
+func (w *localWriter) bodiless() bool {
+	return w.req.Method == http.MethodHead || w.status == http.StatusNoContent || w.status == http.StatusNotModified
+}
 
 // abandon makes whatever the handler writes from now on go nowhere.
 func (w *localWriter) abandon() {
@@ -283,7 +325,10 @@ func (w *localWriter) abort(err error) {
 }
 
 func (w *localWriter) response(body io.ReadCloser, length int64) *http.Response {
-	if w.req.Method == http.MethodHead || w.status == http.StatusNoContent || w.status == http.StatusNotModified {
+	if w.bodiless() {
+		if lb, ok := body.(*localBody); ok {
+			_ = lb.PipeReader.Close() // nothing will read it
+		}
 		body, length = http.NoBody, 0
 	}
 	return &http.Response{

@@ -2,6 +2,7 @@ package caddymcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -167,12 +168,73 @@ func TestServeLocalPanic(t *testing.T) {
 	}
 }
 
-// Another panic is an error that says it was one.
+// Another panic is a broken answer, as over the network: what the
+// handler panicked with stays out of the error, which the sandbox reads.
 func TestServeLocalPanicValue(t *testing.T) {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") })
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("secret-value") })
 	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", nil)
-	if _, err := serveLocal(h, loopback, context.Background(), req); err == nil || err.Error() != "in-process request to 127.0.0.1:8080 aborted: boom" {
+	_, err := serveLocal(h, loopback, context.Background(), req)
+	if !errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "secret-value") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A caller that cancels while an answer streams reads the cancellation,
+// not a clean end, even from a handler that ignores its context.
+func TestServeLocalCancelCutsStream(t *testing.T) {
+	// The handler writes again a second after the first byte; before the
+	// cut, the reader then got "ab" and a clean end.
+	release := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("a"))
+		w.(http.Flusher).Flush()
+		<-release
+		_, _ = w.Write([]byte("b"))
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:8080/mcp", nil)
+	resp, err := serveLocal(h, loopback, context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != "a" {
+		t.Fatalf("first byte %q, %v", first, err)
+	}
+	cancel()
+	time.AfterFunc(time.Second, func() { close(release) })
+	if rest, err := io.ReadAll(resp.Body); !errors.Is(err, context.Canceled) {
+		t.Fatalf("after cancel: %q, %v", rest, err)
+	}
+}
+
+// An answer without a body drops what the handler writes, whether it
+// flushed or not, and the handler never waits for a reader.
+func TestServeLocalBodilessNeverBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		status int
+	}{{http.MethodHead, http.StatusOK}, {http.MethodGet, http.StatusNoContent}} {
+		returned := make(chan struct{})
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer close(returned)
+			w.WriteHeader(tc.status)
+			w.(http.Flusher).Flush()
+			_, _ = w.Write(bytes.Repeat([]byte("x"), 2*localBuffer))
+		})
+		req, _ := http.NewRequest(tc.method, "http://127.0.0.1:8080/mcp", nil)
+		resp, err := serveLocal(h, loopback, context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-returned:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s %d: the handler is still writing", tc.method, tc.status)
+		}
+		if b, _ := io.ReadAll(resp.Body); resp.StatusCode != tc.status || len(b) != 0 {
+			t.Fatalf("%s: %d, %d bytes", tc.method, resp.StatusCode, len(b))
+		}
 	}
 }
 
