@@ -288,6 +288,7 @@ func (r *report) write() error {
 		w("\n%s\n\n%s\n", cloudflareHeading, prev)
 	}
 	w("\n%s", history)
+	w("%s", historySecond)
 	for _, n := range r.notes {
 		w("\n%s\n", n)
 	}
