@@ -3,8 +3,10 @@ package authz
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -71,12 +73,12 @@ func doJSON(client *http.Client, req *http.Request, dst any) error {
 	defer cancel()
 	resp, err := client.Do(req.WithContext(ctx))
 	if err != nil {
-		return err
+		return timedOut(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", req.URL.Redacted(), err)
+		return timedOut(fmt.Errorf("reading %s: %w", req.URL.Redacted(), err))
 	}
 	if len(body) > maxDocument {
 		return fmt.Errorf("%s: answer larger than %d bytes", req.URL.Redacted(), maxDocument)
@@ -88,4 +90,16 @@ func doJSON(client *http.Client, req *http.Request, dst any) error {
 		return fmt.Errorf("%s: not a JSON document: %w", req.URL.Redacted(), err)
 	}
 	return nil
+}
+
+// timedOut says plainly that a request ran out of time. Three bounds of
+// fetchTimeout race (the request's context, the client's timeout and the
+// transport's wait for headers), and the first to end names itself its
+// own way: "context deadline exceeded" does not say "timeout".
+func timedOut(err error) error {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("timeout: no answer within %s: %w", fetchTimeout, err)
+	}
+	return err
 }
