@@ -163,21 +163,33 @@ func (d *jsonDecoder) object() (goja.Value, bool) {
 		if obj.Set(key, v) != nil {
 			return nil, false
 		}
-		d.space()
-		if d.i >= len(d.s) {
+		more, ok := d.more('}')
+		if !ok {
 			return nil, false
 		}
-		switch d.s[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case '}':
-			d.i++
+		if !more {
 			return d.done(obj)
-		default:
-			return nil, false
 		}
 	}
+}
+
+// more reads what follows a member or an element: a comma, with more to
+// come, or close, the end; anything else fails.
+func (d *jsonDecoder) more(close byte) (more, ok bool) {
+	d.space()
+	if d.i >= len(d.s) {
+		return false, false
+	}
+	switch d.s[d.i] {
+	case ',':
+		d.i++
+		d.space()
+		return true, true
+	case close:
+		d.i++
+		return false, true
+	}
+	return false, false
 }
 
 func (d *jsonDecoder) done(obj *goja.Object) (goja.Value, bool) {
@@ -205,24 +217,17 @@ func (d *jsonDecoder) array() (goja.Value, bool) {
 			return nil, false
 		}
 		d.items = append(d.items, v)
-		d.space()
-		if d.i >= len(d.s) {
+		more, ok := d.more(']')
+		if !ok {
 			return nil, false
 		}
-		switch d.s[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case ']':
-			d.i++
+		if !more {
 			d.depth--
 			// NewArray copies the elements: the stack is reused.
 			arr := d.vm.NewArray(d.items[start:]...)
 			clear(d.items[start:])
 			d.items = d.items[:start]
 			return arr, true
-		default:
-			return nil, false
 		}
 	}
 }
