@@ -246,6 +246,9 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 		req.Params.Meta = callMeta(ctx)
 		res, err := cn.CallTool(ctx, req)
 		if err == nil {
+			if r := state.takenResult(); r != nil {
+				return r.value()
+			}
 			return valueOf(res)
 		}
 		if bound := state.broken(); bound != nil {

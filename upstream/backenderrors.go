@@ -25,37 +25,35 @@ type BackendError struct{ Message string }
 
 func (e *BackendError) Error() string { return e.Message }
 
-// valueOf turns a tool result into the value the code receives.
+// valueOf turns a tool result the client parsed into the value the code
+// receives.
 func valueOf(res *mcp.CallToolResult) (json.RawMessage, error) {
-	var texts []string
-	others := false
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			texts = append(texts, tc.Text)
-		} else {
-			others = true
-		}
+	r, err := resultFrom(res)
+	if err != nil {
+		return nil, err
 	}
-	if res.IsError {
-		msg := strings.Join(texts, "\n")
+	return r.value()
+}
+
+// value is the value the code receives: the structured content if there
+// is one, else the content if it is not all text, else the text parsed as
+// JSON if it is JSON, else the text. A tool's own error comes back as
+// *BackendError.
+func (r toolResult) value() (json.RawMessage, error) {
+	if r.isError {
+		msg := strings.Join(r.texts, "\n")
 		if msg == "" {
 			msg = "the tool failed and gave no message"
 		}
 		return nil, &BackendError{Message: msg}
 	}
-	if res.StructuredContent != nil {
-		if len(res.RawStructuredContent) > 0 {
-			// The bytes the backend sent, which mcp-go keeps: keys stay in
-			// the backend's order, and the value is not written again from
-			// the map mcp-go decoded it into.
-			return res.RawStructuredContent, nil
-		}
-		return json.Marshal(res.StructuredContent)
+	if r.structured != nil {
+		return r.structured, nil
 	}
-	if others {
-		return json.Marshal(res.Content)
+	if r.content != nil {
+		return json.Marshal(r.content)
 	}
-	text := strings.Join(texts, "\n")
+	text := strings.Join(r.texts, "\n")
 	if t := strings.TrimSpace(text); t != "" && json.Valid([]byte(t)) {
 		return json.RawMessage(t), nil
 	}

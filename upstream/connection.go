@@ -317,7 +317,7 @@ func (b *Backend) newClient() (*client.Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to create SSE transport: %w", err)
 		}
-		return client.NewClient(tr, client.WithDiscoverTimeout(probeTimeout(b.cfg.Timeout))), nil
+		return client.NewClient(sse{tr}, client.WithDiscoverTimeout(probeTimeout(b.cfg.Timeout))), nil
 	case TransportStreamableHTTP:
 		tr, err := transport.NewStreamableHTTP(b.cfg.URL,
 			transport.WithHTTPBasicClient(b.http),
@@ -325,7 +325,7 @@ func (b *Backend) newClient() (*client.Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		return client.NewClient(tr, client.WithDiscoverTimeout(probeTimeout(b.cfg.Timeout))), nil
+		return client.NewClient(streamable{tr}, client.WithDiscoverTimeout(probeTimeout(b.cfg.Timeout))), nil
 	default:
 		return nil, fmt.Errorf("unknown transport %q", b.cfg.Transport)
 	}

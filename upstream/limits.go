@@ -241,6 +241,9 @@ type callState struct {
 	status  int  // of the attempt's first answered POST; 0 before one came
 	session bool // that POST carried a session
 	bound   error
+	// result is the attempt's tools/call result, when the transport took
+	// it for Call (see rawresult.go).
+	result *toolResult
 }
 
 // answered records the status of the attempt's own request: the first
@@ -282,8 +285,21 @@ func (s *callState) broken() error {
 // retry forgets what the last attempt saw.
 func (s *callState) retry() {
 	s.mu.Lock()
-	s.status, s.session, s.bound = 0, false, nil
+	s.status, s.session, s.bound, s.result = 0, false, nil, nil
 	s.mu.Unlock()
+}
+
+func (s *callState) setResult(r toolResult) {
+	s.mu.Lock()
+	s.result = &r
+	s.mu.Unlock()
+}
+
+// takenResult is the result the transport took, or nil.
+func (s *callState) takenResult() *toolResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.result
 }
 
 type callStateKey struct{}
