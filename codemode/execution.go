@@ -12,7 +12,6 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
-	"github.com/dop251/goja/parser"
 )
 
 // execution is one run of the model's code in its own goja runtime. All
@@ -69,6 +68,10 @@ type execution struct {
 	errorCtors map[string]goja.Value
 	noop       goja.Callable
 	arrayCtor  goja.Value // the guarded Array
+
+	// primed says prime ran, primeErr what it returned (see spare.go).
+	primed   bool
+	primeErr error
 }
 
 func newExecution(ctx context.Context, l Limits, s *script, bindings []Binding) *execution {
@@ -98,8 +101,6 @@ func (ex *execution) run() (res *Result) {
 		ex.stop()
 	}()
 	vm := ex.vm
-	vm.SetMaxCallStackSize(ex.limits.MaxStackDepth)
-	vm.SetParserOptions(parser.WithDisableSourceMaps)
 	if err := ex.setup(); err != nil {
 		return ex.result(nil, &Error{Kind: KindException, Message: "setting up the sandbox: " + err.Error()})
 	}

@@ -110,13 +110,16 @@ type Runner struct {
 	grace time.Duration
 	// onLog, when set, hears each console line kept, as it is printed.
 	onLog func(string)
+	// spares keeps a runtime primed for the next execution in this
+	// process (see spare.go).
+	spares *spares
 }
 
 // NewRunner returns a Runner that runs executions in this process, with
 // the given limits.
 func NewRunner(l Limits) *Runner {
 	l = l.withDefaults()
-	return &Runner{limits: l, slots: make(chan struct{}, l.MaxConcurrent), grace: graceAfterTimeout}
+	return &Runner{limits: l, slots: make(chan struct{}, l.MaxConcurrent), grace: graceAfterTimeout, spares: &spares{}}
 }
 
 // NewProcessRunner returns a Runner that runs each execution in a worker
@@ -198,8 +201,8 @@ func (r *Runner) run(ctx context.Context, code string, bindings []Binding, searc
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
-	ex := newExecution(ctx, r.limits, s, bindings)
-	ex.search = search
+	ex := r.spares.take(r.limits)
+	ex.begin(ctx, s, bindings, search)
 	ex.logs.onKeep = r.onLog
 	done := make(chan *Result, 1)
 	go func() {

@@ -8,18 +8,43 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
 )
 
 // maxTimers bounds the timers one execution may have pending.
 const maxTimers = 10000
 
-// setup prepares the fresh runtime: keeps the originals the sandbox relies
-// on, bounds the built-ins that allocate what they are asked for, and adds
-// console, setTimeout, clearTimeout, the backend globals and tools. Nothing else
-// is reachable: goja offers only ECMAScript built-ins, and every object
-// added here is built from script values, never from Go values.
+// setup prepares the fresh runtime: primes it, if that was not done ahead
+// (see spare.go), and adds the backend globals and tools. Nothing else is
+// reachable: goja offers only ECMAScript built-ins, and every object added
+// here is built from script values, never from Go values.
 func (ex *execution) setup() error {
+	if !ex.primed {
+		ex.primeErr = ex.prime()
+	}
+	if ex.primeErr != nil {
+		return ex.primeErr
+	}
+	for _, b := range ex.bindings {
+		if err := ex.setupBinding(b); err != nil {
+			return err
+		}
+	}
+	if ex.search != nil {
+		return ex.setupSearch()
+	}
+	return nil
+}
+
+// prime does what setup does before the code and its bindings are known:
+// keeps the originals the sandbox relies on, bounds the built-ins that
+// allocate what they are asked for, and adds console, setTimeout and
+// clearTimeout.
+func (ex *execution) prime() error {
+	ex.primed = true
 	vm := ex.vm
+	vm.SetMaxCallStackSize(ex.limits.MaxStackDepth)
+	vm.SetParserOptions(parser.WithDisableSourceMaps)
 	global := vm.GlobalObject()
 	noop, err := vm.RunString("(function(){})")
 	if err != nil {
@@ -43,18 +68,7 @@ func (ex *execution) setup() error {
 	if err := ex.setupConsole(); err != nil {
 		return err
 	}
-	if err := ex.setupTimers(); err != nil {
-		return err
-	}
-	for _, b := range ex.bindings {
-		if err := ex.setupBinding(b); err != nil {
-			return err
-		}
-	}
-	if ex.search != nil {
-		return ex.setupSearch()
-	}
-	return nil
+	return ex.setupTimers()
 }
 
 func (ex *execution) setupJSON(jsonObj *goja.Object) error {

@@ -49,11 +49,12 @@ func ServeWorker(in io.Reader, out io.Writer) error {
 	}
 	pr := newPipeReader(in)
 	c := &workerConn{
-		pipe:  pr,
-		r:     newFrameReader(pr, maxFromCaddy),
-		w:     newFrameWriter(out),
-		calls: make(map[uint64]chan *message),
-		tools: make(map[string]map[string]string),
+		pipe:   pr,
+		r:      newFrameReader(pr, maxFromCaddy),
+		w:      newFrameWriter(out),
+		calls:  make(map[uint64]chan *message),
+		tools:  make(map[string]map[string]string),
+		spares: &spares{},
 	}
 	hello, err := c.r.read()
 	if err != nil {
@@ -145,7 +146,9 @@ type workerConn struct {
 	mu    sync.Mutex
 	calls map[uint64]chan *message // binding calls waiting for their return
 	// tools is each binding's tools of the last execution, by name.
-	tools  map[string]map[string]string
+	tools map[string]map[string]string
+	// spares keeps a runtime primed for the next run, across runs.
+	spares *spares
 	exec   uint64
 	cancel context.CancelFunc
 }
@@ -165,6 +168,7 @@ func (c *workerConn) run(m *message) {
 	l.MaxConcurrent = 1
 	r := NewRunner(l)
 	r.grace = workerStuckGrace
+	r.spares = c.spares
 	r.onLog = func(line string) { _ = c.w.write(&message{Type: msgLog, Exec: m.Exec, Line: line}) }
 	bindings := make([]Binding, len(m.Bindings))
 	for i, b := range m.Bindings {

@@ -1,0 +1,80 @@
+package codemode
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestSparesServeOneExecutionEach: the runtime primed ahead serves the
+// next execution under the same limits, once; one primed for other limits
+// is not used.
+func TestSparesServeOneExecutionEach(t *testing.T) {
+	l := Limits{Timeout: time.Minute}.withDefaults()
+	s := &spares{}
+	first := s.take(l)
+	if !first.primed || first.primeErr != nil {
+		t.Fatalf("primed %v, %v", first.primed, first.primeErr)
+	}
+	spare := waitSpare(t, s)
+	if spare == first {
+		t.Fatal("the spare is the execution just taken")
+	}
+	if got := s.take(l); got != spare {
+		t.Fatal("the next execution did not get the spare")
+	}
+	next := waitSpare(t, s)
+	if next == spare {
+		t.Fatal("a spare served twice")
+	}
+	other := l
+	other.MaxStackDepth = 100
+	if got := s.take(other); got == next || got.limits != other {
+		t.Fatalf("an execution under other limits got the spare (%v), or not its limits (%d)", got == next, got.limits.MaxStackDepth)
+	}
+	if got := waitSpare(t, s); got.limits != other {
+		t.Fatalf("the next spare has max_stack_depth %d, want %d", got.limits.MaxStackDepth, other.MaxStackDepth)
+	}
+}
+
+// waitSpare waits for the fill under way and returns the spare.
+func waitSpare(t *testing.T, s *spares) *execution {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		ex, filling := s.spare, s.filled != nil
+		s.mu.Unlock()
+		if ex != nil && !filling {
+			return ex
+		}
+	}
+	t.Fatal("no spare within 10s")
+	return nil
+}
+
+// TestNothingLeftForTheNextExecution: what one execution does to its
+// globals and built-ins is not there in the next, back to back or after a
+// pause (when the next takes the runtime primed while the first ran).
+func TestNothingLeftForTheNextExecution(t *testing.T) {
+	r := newRunner(Limits{})
+	const spoil = `globalThis.left = 1; Array.prototype.left = 2; Object.prototype.extra = 3;
+JSON.parse = () => 4; console.log = () => { throw new Error("spoiled") }; return 1`
+	const look = `console.log("fine");
+return [typeof left, [].left, ({}).extra, JSON.parse("[5]")[0]]`
+	for _, pause := range []time.Duration{0, 50 * time.Millisecond} {
+		for i := 0; i < 3; i++ {
+			if res := r.Run(context.Background(), spoil, nil); res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			time.Sleep(pause)
+			res := r.Run(context.Background(), look, nil)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if got := string(res.Value); got != `["undefined",null,null,5]` || len(res.Logs) != 1 || res.Logs[0] != "fine" {
+				t.Fatalf("after a pause of %s: %s, logs %q", pause, got, res.Logs)
+			}
+			time.Sleep(pause)
+		}
+	}
+}
