@@ -201,7 +201,14 @@ func (r *Runner) run(ctx context.Context, code string, bindings []Binding, searc
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
-	ex := r.spares.take(r.limits)
+	// Priming ahead helps an execution that would otherwise wait for its
+	// setup; when others run too, the cores are busy anyway.
+	var ex *execution
+	if r.spares != nil {
+		ex = r.spares.take(r.limits, len(r.slots) <= 1)
+	} else {
+		ex = primedExecution(r.limits)
+	}
 	ex.begin(ctx, s, bindings, search)
 	ex.logs.onKeep = r.onLog
 	done := make(chan *Result, 1)

@@ -10,6 +10,8 @@ import (
 // depends on the code. So each Runner, and each worker process, keeps one
 // runtime primed ahead: an execution takes it and starts priming the next
 // in the background, and the wait for the setup moves off the request.
+// Only an execution that runs alone primes ahead: when several run at
+// once the cores are busy, and priming ahead would only add a handoff.
 // A spare serves one execution only, as a runtime primed on the spot
 // would: nothing of an execution is left in the next.
 
@@ -24,8 +26,8 @@ type spares struct {
 }
 
 // take returns an execution primed for l, the spare if it fits, and
-// starts priming the next one.
-func (s *spares) take(l Limits) *execution {
+// starts priming the next one if ahead.
+func (s *spares) take(l Limits, ahead bool) *execution {
 	s.mu.Lock()
 	if s.spare == nil && s.filled != nil && s.limits == l && !s.waiter {
 		// Executions back to back: the fill under way began before this
@@ -42,7 +44,7 @@ func (s *spares) take(l Limits) *execution {
 		ex = nil
 	}
 	s.spare = nil
-	if s.filled == nil {
+	if s.filled == nil && ahead {
 		s.filled, s.limits = make(chan struct{}), l
 		go s.fill(l, s.filled)
 	}

@@ -8,11 +8,11 @@ import (
 
 // TestSparesServeOneExecutionEach: the runtime primed ahead serves the
 // next execution under the same limits, once; one primed for other limits
-// is not used.
+// is not used; an execution that does not run alone primes none ahead.
 func TestSparesServeOneExecutionEach(t *testing.T) {
 	l := Limits{Timeout: time.Minute}.withDefaults()
 	s := &spares{}
-	first := s.take(l)
+	first := s.take(l, true)
 	if !first.primed || first.primeErr != nil {
 		t.Fatalf("primed %v, %v", first.primed, first.primeErr)
 	}
@@ -20,7 +20,7 @@ func TestSparesServeOneExecutionEach(t *testing.T) {
 	if spare == first {
 		t.Fatal("the spare is the execution just taken")
 	}
-	if got := s.take(l); got != spare {
+	if got := s.take(l, true); got != spare {
 		t.Fatal("the next execution did not get the spare")
 	}
 	next := waitSpare(t, s)
@@ -29,11 +29,23 @@ func TestSparesServeOneExecutionEach(t *testing.T) {
 	}
 	other := l
 	other.MaxStackDepth = 100
-	if got := s.take(other); got == next || got.limits != other {
+	if got := s.take(other, true); got == next || got.limits != other {
 		t.Fatalf("an execution under other limits got the spare (%v), or not its limits (%d)", got == next, got.limits.MaxStackDepth)
 	}
-	if got := waitSpare(t, s); got.limits != other {
-		t.Fatalf("the next spare has max_stack_depth %d, want %d", got.limits.MaxStackDepth, other.MaxStackDepth)
+	last := waitSpare(t, s)
+	if last.limits != other {
+		t.Fatalf("the next spare has max_stack_depth %d, want %d", last.limits.MaxStackDepth, other.MaxStackDepth)
+	}
+	// An execution that does not run alone takes the spare and leaves
+	// the next one unprimed.
+	if got := s.take(other, false); got != last {
+		t.Fatal("an execution not alone did not get the spare")
+	}
+	time.Sleep(20 * time.Millisecond)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spare != nil || s.filled != nil {
+		t.Fatal("an execution not alone primed the next one")
 	}
 }
 
