@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -150,6 +152,59 @@ func FuzzResultOf(f *testing.F) {
 		}
 		if got, want := describeValue(r.value()), clientValue(raw); got != want {
 			t.Errorf("%s\nread by Call: %s\nby the client: %s", raw, got, want)
+		}
+	})
+}
+
+// BenchmarkToolResult: what Call makes of a result whose text is a list of
+// 50 orders, about 30 KB of JSON, read by Call itself and, for
+// comparison, parsed by mcp-go's client first.
+func BenchmarkToolResult(b *testing.B) {
+	var list strings.Builder
+	list.WriteString(`{"orders":[`)
+	for i := 0; i < 50; i++ {
+		if i > 0 {
+			list.WriteByte(',')
+		}
+		fmt.Fprintf(&list, `{"id":"ord-%04d","status":"shipped","total":%d.5,"customer":{"id":"cus-%d","name":"Customer %d"},"items":[`, i, 100+i, i%17, i)
+		for j := 0; j < 5; j++ {
+			if j > 0 {
+				list.WriteByte(',')
+			}
+			fmt.Fprintf(&list, `{"sku":"sku-%d-%d","name":"Item with a longer name","qty":%d,"price":%d.99}`, i, j, j+1, j*3)
+		}
+		list.WriteString(`]}`)
+	}
+	list.WriteString(`]}`)
+	raw, err := json.Marshal(mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(list.String())}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read by Call", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(raw)))
+		for i := 0; i < b.N; i++ {
+			r, ok := resultOf(raw)
+			if !ok {
+				b.Fatal("not taken")
+			}
+			if _, err := r.value(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parsed by the client", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(raw)))
+		for i := 0; i < b.N; i++ {
+			msg := json.RawMessage(raw)
+			res, err := mcp.ParseCallToolResult(&msg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := valueOf(res); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
