@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -160,23 +158,7 @@ func FuzzResultOf(f *testing.F) {
 // 50 orders, about 30 KB of JSON, read by Call itself and, for
 // comparison, parsed by mcp-go's client first.
 func BenchmarkToolResult(b *testing.B) {
-	var list strings.Builder
-	list.WriteString(`{"orders":[`)
-	for i := 0; i < 50; i++ {
-		if i > 0 {
-			list.WriteByte(',')
-		}
-		fmt.Fprintf(&list, `{"id":"ord-%04d","status":"shipped","total":%d.5,"customer":{"id":"cus-%d","name":"Customer %d"},"items":[`, i, 100+i, i%17, i)
-		for j := 0; j < 5; j++ {
-			if j > 0 {
-				list.WriteByte(',')
-			}
-			fmt.Fprintf(&list, `{"sku":"sku-%d-%d","name":"Item with a longer name","qty":%d,"price":%d.99}`, i, j, j+1, j*3)
-		}
-		list.WriteString(`]}`)
-	}
-	list.WriteString(`]}`)
-	raw, err := json.Marshal(mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(list.String())}})
+	raw, err := json.Marshal(mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(ordersList())}})
 	if err != nil {
 		b.Fatal(err)
 	}
