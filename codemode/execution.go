@@ -14,9 +14,10 @@ import (
 	"github.com/dop251/goja"
 )
 
-// execution is one run of the model's code in its own goja runtime. All
-// use of the runtime happens on the execution's goroutine; binding calls
-// run on goroutines of their own and hand their results back as jobs.
+// execution is one run of the model's code in its own goja runtime. Once
+// the runtime is primed (on whatever goroutine primed it, see spare.go),
+// all use of it happens on the execution's goroutine; binding calls run on
+// goroutines of their own and hand their results back as jobs.
 type execution struct {
 	ctx      context.Context
 	limits   Limits

@@ -209,7 +209,7 @@ func (r *Runner) run(ctx context.Context, code string, bindings []Binding, searc
 	} else {
 		ex = primedExecution(r.limits)
 	}
-	ex.begin(ctx, s, bindings, search)
+	ex.begin(ctx, r.limits, s, bindings, search)
 	ex.logs.onKeep = r.onLog
 	done := make(chan *Result, 1)
 	go func() {

@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -19,7 +20,7 @@ import (
 type spares struct {
 	mu     sync.Mutex
 	spare  *execution
-	limits Limits // the spare's, or the fill's under way
+	limits Limits // the spare's, or the fill's under way, as primeLimits
 	// filled is closed when the fill under way is done; nil when none is.
 	filled chan struct{}
 	waiter bool // an execution waits for the fill under way
@@ -28,8 +29,9 @@ type spares struct {
 // take returns an execution primed for l, the spare if it fits, and
 // starts priming the next one if ahead.
 func (s *spares) take(l Limits, ahead bool) *execution {
+	key := primeLimits(l)
 	s.mu.Lock()
-	if s.spare == nil && s.filled != nil && s.limits == l && !s.waiter {
+	if s.spare == nil && s.filled != nil && s.limits == key && !s.waiter {
 		// Executions back to back: the fill under way began before this
 		// one, so it is done sooner than a new one would be.
 		s.waiter = true
@@ -40,12 +42,12 @@ func (s *spares) take(l Limits, ahead bool) *execution {
 		s.waiter = false
 	}
 	ex := s.spare
-	if ex != nil && s.limits != l {
+	if ex != nil && s.limits != key {
 		ex = nil
 	}
 	s.spare = nil
 	if s.filled == nil && ahead {
-		s.filled, s.limits = make(chan struct{}), l
+		s.filled, s.limits = make(chan struct{}), key
 		go s.fill(l, s.filled)
 	}
 	s.mu.Unlock()
@@ -58,20 +60,39 @@ func (s *spares) take(l Limits, ahead bool) *execution {
 func (s *spares) fill(l Limits, filled chan struct{}) {
 	ex := primedExecution(l)
 	s.mu.Lock()
-	s.spare, s.limits, s.filled = ex, l, nil
+	s.spare, s.limits, s.filled = ex, primeLimits(l), nil
 	s.mu.Unlock()
 	close(filled)
 }
 
+// primeLimits is what of l priming depends on: the stack depth, which
+// the runtime and the nesting guard take at once. Every other limit is
+// read when it applies, so a spare serves handlers that differ in them
+// (those sharing a pool of workers, say); begin sets them. The string and
+// array bounds are kept too, to be safe.
+func primeLimits(l Limits) Limits {
+	return Limits{MaxStackDepth: l.MaxStackDepth, MaxString: l.MaxString, MaxArray: l.MaxArray}
+}
+
 // primedExecution is a fresh execution, primed; the code, its bindings
-// and its context come in begin.
-func primedExecution(l Limits) *execution {
-	ex := newExecution(context.Background(), l, nil, nil)
+// and its context come in begin. A panic while priming is a bug of the
+// sandbox, reported as the execution's error, as run reports one.
+func primedExecution(l Limits) (ex *execution) {
+	ex = newExecution(context.Background(), l, nil, nil)
+	defer func() {
+		if p := recover(); p != nil {
+			ex.primeErr = fmt.Errorf("internal error in the sandbox: %v", p)
+		}
+	}()
 	ex.primeErr = ex.prime()
 	return ex
 }
 
-// begin gives a primed execution its code, bindings and context.
-func (ex *execution) begin(ctx context.Context, s *script, bindings []Binding, search searchCall) {
-	ex.ctx, ex.script, ex.bindings, ex.search = ctx, s, bindings, search
+// begin gives a primed execution its limits, code, bindings and context.
+func (ex *execution) begin(ctx context.Context, l Limits, s *script, bindings []Binding, search searchCall) {
+	ex.ctx, ex.limits, ex.script, ex.bindings, ex.search = ctx, l, s, bindings, search
+	ex.logs.limit = l.MaxOutput
+	if cap(ex.callSlot) != l.MaxParallelCalls {
+		ex.callSlot = make(chan struct{}, l.MaxParallelCalls)
+	}
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // TestSparesServeOneExecutionEach: the runtime primed ahead serves the
-// next execution under the same limits, once; one primed for other limits
-// is not used; an execution that does not run alone primes none ahead.
+// next execution under the same limits, once, and under limits that are
+// read only when they apply; one primed for another stack depth is not
+// used; an execution that does not run alone primes none ahead.
 func TestSparesServeOneExecutionEach(t *testing.T) {
 	l := Limits{Timeout: time.Minute}.withDefaults()
 	s := &spares{}
@@ -27,13 +28,25 @@ func TestSparesServeOneExecutionEach(t *testing.T) {
 	if next == spare {
 		t.Fatal("a spare served twice")
 	}
+	// Limits read when they apply do not matter to a spare: begin sets
+	// them.
+	looser := l
+	looser.Timeout, looser.MaxOutput, looser.MaxParallelCalls, looser.MaxToolCalls = time.Hour, 10, 3, 7
+	if got := s.take(looser, true); got != next {
+		t.Fatal("an execution under other limits read when they apply did not get the spare")
+	}
+	next.begin(context.Background(), looser, nil, nil, nil)
+	if next.limits != looser || next.logs.limit != 10 || cap(next.callSlot) != 3 {
+		t.Fatalf("begin left limits %+v, a log limit of %d and %d call slots", next.limits, next.logs.limit, cap(next.callSlot))
+	}
+	next = waitSpare(t, s)
 	other := l
 	other.MaxStackDepth = 100
-	if got := s.take(other, true); got == next || got.limits != other {
+	if got := s.take(other, true); got == next || got.limits.MaxStackDepth != other.MaxStackDepth {
 		t.Fatalf("an execution under other limits got the spare (%v), or not its limits (%d)", got == next, got.limits.MaxStackDepth)
 	}
 	last := waitSpare(t, s)
-	if last.limits != other {
+	if last.limits.MaxStackDepth != other.MaxStackDepth {
 		t.Fatalf("the next spare has max_stack_depth %d, want %d", last.limits.MaxStackDepth, other.MaxStackDepth)
 	}
 	// An execution that does not run alone takes the spare and leaves

@@ -1,8 +1,11 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -15,8 +18,9 @@ import (
 // reads the texts, the structured content and isError in one pass
 // (resultOf). A result that asks for more input (input_required, which
 // the client answers itself), or that holds anything but text content, or
-// that does not decode, goes to the client as it came: what Call makes of
-// it, or the error the client gives, is as before.
+// that does not decode as the client would decode it, goes to the client
+// as it came: what Call makes of it, or the error the client gives, is as
+// before.
 
 // placeholder is the result the client parses in place of one Call read.
 var placeholder = json.RawMessage(`{"content":[]}`)
@@ -69,15 +73,16 @@ type toolResult struct {
 // for one the client must have (see above).
 func resultOf(raw json.RawMessage) (toolResult, bool) {
 	var r struct {
-		Meta              *mcp.Meta          `json:"_meta"`
-		ResultType        string             `json:"resultType"`
-		Content           *[]mcp.TextContent `json:"content"`
-		StructuredContent json.RawMessage    `json:"structuredContent"`
-		IsError           bool               `json:"isError"`
-		InputRequests     json.RawMessage    `json:"inputRequests"`
+		Meta              *mcp.Meta       `json:"_meta"`
+		ResultType        string          `json:"resultType"`
+		Content           *textItems      `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+		InputRequests     json.RawMessage `json:"inputRequests"`
+		RequestState      json.RawMessage `json:"requestState"`
 	}
-	if err := json.Unmarshal(raw, &r); err != nil || r.Content == nil || r.InputRequests != nil ||
-		(r.ResultType != "" && r.ResultType != string(mcp.ResultTypeComplete)) {
+	if err := json.Unmarshal(raw, &r); err != nil || r.Content == nil || r.InputRequests != nil || r.RequestState != nil ||
+		(r.ResultType != "" && r.ResultType != string(mcp.ResultTypeComplete)) || outOfRange(r.StructuredContent) {
 		return toolResult{}, false
 	}
 	res := toolResult{isError: r.IsError, texts: make([]string, 0, len(*r.Content))}
@@ -91,6 +96,50 @@ func resultOf(raw json.RawMessage) (toolResult, bool) {
 		res.structured = r.StructuredContent
 	}
 	return res, true
+}
+
+// textItems decodes a content array afresh each time: a second "content"
+// key replaces the first, as in the client, instead of being decoded over
+// its items.
+type textItems []mcp.TextContent
+
+func (t *textItems) UnmarshalJSON(b []byte) error {
+	var items []mcp.TextContent
+	err := json.Unmarshal(b, &items)
+	*t = items
+	return err
+}
+
+// outOfRange reports a number in JSON text that a float64 cannot hold
+// (1e400): the client, which decodes structured content into Go values,
+// refuses it.
+func outOfRange(text []byte) bool {
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '"':
+			for i++; i < len(text) && text[i] != '"'; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			start := i
+			for i < len(text) && strings.IndexByte("+-.0123456789eE", text[i]) >= 0 {
+				i++
+			}
+			num := text[start:i]
+			i--
+			if (len(num) > 300 || bytes.ContainsAny(num, "eE")) && !fits(num) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func fits(num []byte) bool {
+	_, err := strconv.ParseFloat(string(num), 64)
+	return err == nil
 }
 
 // resultFrom is what Call reads of a result the client parsed.

@@ -56,6 +56,10 @@ func TestResultOfAgreesWithClient(t *testing.T) {
 		{"the tool's error", `{"content":[{"type":"text","text":"no such order"},{"type":"text","text":"try again"}],"isError":true}`, true},
 		{"the tool's error without text", `{"content":[],"isError":true}`, true},
 		{"spaces between members", "{ \"content\" : [ { \"type\" : \"text\" , \"text\" : \"7\" } ] }", true},
+		{"a number in range in structured content", `{"content":[],"structuredContent":{"a":1e300,"b":-2.5E-3,"c":"1e400"}}`, true},
+		{"a second content key", `{"content":[{"type":"text","text":"a"}],"content":[{"type":"text"}]}`, true},
+		{"a number out of range in structured content", `{"content":[],"structuredContent":{"n":[1,-1e400]}}`, false},
+		{"a request state", `{"content":[],"requestState":5}`, false},
 		{"an image besides text", `{"content":[{"type":"text","text":"see"},{"type":"image","data":"AAAA","mimeType":"image/png"}]}`, false},
 		{"more input asked for", `{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{}}},"requestState":"s"}`, false},
 		{"no content", `{}`, false},
@@ -137,6 +141,7 @@ func FuzzResultOf(f *testing.F) {
 		`{"content":[],"structuredContent":{"n":[1,2]}}`,
 		`{"content":[{"type":"text","text":" 1 "}],"structuredContent":null,"_meta":{}}`,
 		`{"resultType":"complete","content":[{"type":"text","text":"[]","annotations":{"audience":["user"]}}]}`,
+		`{"content":[{"type":"text","text":"a"}],"content":[{"type":"text"}],"structuredContent":{"x":1e3}}`,
 	} {
 		f.Add([]byte(s))
 	}
