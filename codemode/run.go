@@ -203,12 +203,7 @@ func (r *Runner) run(ctx context.Context, code string, bindings []Binding, searc
 	ctx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
 	// Priming ahead helps an execution that would otherwise wait for its
 	// setup; when others run too, the cores are busy anyway.
-	var ex *execution
-	if r.spares != nil {
-		ex = r.spares.take(r.limits, len(r.slots) <= 1)
-	} else {
-		ex = primedExecution(r.limits)
-	}
+	ex := r.spares.take(r.limits, len(r.slots) <= 1)
 	ex.begin(ctx, r.limits, s, bindings, search)
 	ex.logs.onKeep = r.onLog
 	done := make(chan *Result, 1)

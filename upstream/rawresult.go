@@ -117,11 +117,7 @@ func outOfRange(text []byte) bool {
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; {
 		case c == '"':
-			for i++; i < len(text) && text[i] != '"'; i++ {
-				if text[i] == '\\' {
-					i++
-				}
-			}
+			i = stringEnd(text, i) - 1
 		case c == '-' || c >= '0' && c <= '9':
 			start := i
 			for i < len(text) && strings.IndexByte("+-.0123456789eE", text[i]) >= 0 {
@@ -152,7 +148,9 @@ func resultFrom(res *mcp.CallToolResult) (toolResult, error) {
 			r.content = res.Content
 		}
 	}
-	if res.StructuredContent != nil {
+	// A tool's error is its text: structured content beside it is not
+	// written out.
+	if res.StructuredContent != nil && !res.IsError {
 		if len(res.RawStructuredContent) > 0 {
 			// The bytes the backend sent, which mcp-go keeps: keys stay in
 			// the backend's order, and the value is not written again from
