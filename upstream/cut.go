@@ -20,21 +20,32 @@ const ellipsis = "…"
 // ellipsis.
 const minString = 2 + len(ellipsis)
 
-// Cut records what cutting a result left out. Counts are exact; paths
-// are JSONPath-like ($, $.items[3].body, $["a key"]).
+// Cut records what cutting a result left out. Counts are exact; the
+// lists hold the first maxCutRecords cuts of each kind, each with a path
+// of at most maxCutPath bytes, JSONPath-like ($, $.items[3].body,
+// $["a key"]), its middle left out past that ($.a.b…[0].c). So the
+// record is at most MaxCutMeta bytes as JSON, whatever the answer's
+// shape: a cut of an answer nested 10,000 deep would otherwise record
+// thousands of paths each as long as the nesting.
 type Cut struct {
 	// Limit is the max_result_size applied; Size the bytes before, Kept
 	// the bytes of what is left (of the JSON or text, without the note).
 	Limit int64 `json:"limit"`
 	Size  int   `json:"size"`
 	Kept  int   `json:"kept"`
-	// Arrays are the arrays shortened from the end.
-	Arrays []CutArray `json:"arrays,omitempty"`
-	// Strings are the strings shortened.
-	Strings []CutString `json:"strings,omitempty"`
-	// Summarized are the values replaced by a summary such as "{12 keys}".
-	Summarized []CutValue `json:"summarized,omitempty"`
-	// ItemsDropped is the number of array items left out, over Arrays.
+	// Arrays are the first arrays shortened from the end, of
+	// ArraysShortened.
+	Arrays          []CutArray `json:"arrays,omitempty"`
+	ArraysShortened int        `json:"arrays_shortened,omitempty"`
+	// Strings are the first strings shortened, of StringsShortened.
+	Strings          []CutString `json:"strings,omitempty"`
+	StringsShortened int         `json:"strings_shortened,omitempty"`
+	// Summarized are the first values replaced by a summary such as
+	// "{12 keys}", of ValuesSummarized.
+	Summarized       []CutValue `json:"summarized,omitempty"`
+	ValuesSummarized int        `json:"values_summarized,omitempty"`
+	// ItemsDropped is the number of array items left out, over all the
+	// arrays shortened.
 	ItemsDropped int `json:"items_dropped,omitempty"`
 	// Objects are the objects whose last members were left out: only the
 	// root, which a summary would replace whole.
@@ -66,11 +77,28 @@ type CutValue struct {
 	Of   int    `json:"of"`
 }
 
+// Bounds of the Cut record.
+const (
+	// maxCutRecords is how many cuts of each kind the record lists.
+	maxCutRecords = 4
+	// maxCutPath bounds a path in the record, in bytes.
+	maxCutPath = 100
+	// MaxCutMeta bounds the record as JSON, what a cut adds to a
+	// result's _meta: 4 lists of at most maxCutRecords, each path at
+	// most twice maxCutPath once escaped, and the counts.
+	MaxCutMeta = 4 << 10
+)
+
 // cutter renders one cut of a jsonTree.
 type cutter struct {
 	t   *jsonTree
 	out []byte
 	cut *Cut
+	// steps is the path to the value being rendered, one step a level:
+	// an object member's node, or an array index i as -i-1. A path is
+	// written out only for a cut the record lists, so that cutting costs
+	// memory in proportion to the answer, not to its depth squared.
+	steps []int32
 }
 
 // cutJSON cuts compact JSON src to at most budget bytes; it returns src
@@ -81,7 +109,7 @@ func cutJSON(src []byte, budget int, cut *Cut) []byte {
 		return src
 	}
 	c := cutter{t: newJSONTree(src), out: make([]byte, 0, budget), cut: cut}
-	c.render(0, budget, "$")
+	c.render(0, budget)
 	return c.out
 }
 
@@ -101,7 +129,7 @@ func (c *cutter) floor(n *jsonNode) int {
 
 // render appends node idx in at most budget bytes; budget is at least its
 // floor.
-func (c *cutter) render(idx int32, budget int, path string) {
+func (c *cutter) render(idx int32, budget int) {
 	n := &c.t.nodes[idx]
 	if n.size() <= budget {
 		c.out = append(c.out, c.t.src[n.start:n.end]...)
@@ -109,26 +137,35 @@ func (c *cutter) render(idx int32, budget int, path string) {
 	}
 	switch n.kind {
 	case '"':
-		c.shorten(n, budget, path)
+		c.shorten(n, budget)
 		return
 	case '[':
-		if c.array(idx, budget, path) {
+		if c.array(idx, budget) {
 			return
 		}
 	case '{':
-		if c.object(idx, budget, path) {
+		if c.object(idx, budget) {
 			return
 		}
 	}
 	n = &c.t.nodes[idx] // array and object index children: t.nodes may have moved
 	as := n.summary()
 	c.out = strconv.AppendQuote(c.out, as)
-	c.cut.Summarized = append(c.cut.Summarized, CutValue{Path: path, As: as, Of: n.size()})
+	if c.cut.ValuesSummarized++; len(c.cut.Summarized) < maxCutRecords {
+		c.cut.Summarized = append(c.cut.Summarized, CutValue{Path: c.path(), As: as, Of: n.size()})
+	}
+}
+
+// child renders the child node idx, step of the path, in budget bytes.
+func (c *cutter) child(step, idx int32, budget int) {
+	c.steps = append(c.steps, step)
+	c.render(idx, budget)
+	c.steps = c.steps[:len(c.steps)-1]
 }
 
 // shorten appends the start of string n and an ellipsis, in budget bytes,
 // never splitting a character or an escape (a surrogate pair is one).
-func (c *cutter) shorten(n *jsonNode, budget int, path string) {
+func (c *cutter) shorten(n *jsonNode, budget int) {
 	body := c.t.src[n.start+1 : n.end-1]
 	room := budget - minString
 	i := 0
@@ -154,7 +191,9 @@ func (c *cutter) shorten(n *jsonNode, budget int, path string) {
 	c.out = append(c.out, body[:i]...)
 	c.out = append(c.out, ellipsis...)
 	c.out = append(c.out, '"')
-	c.cut.Strings = append(c.cut.Strings, CutString{Path: path, Kept: i + minString, Of: n.size()})
+	if c.cut.StringsShortened++; len(c.cut.Strings) < maxCutRecords {
+		c.cut.Strings = append(c.cut.Strings, CutString{Path: c.path(), Kept: i + minString, Of: n.size()})
+	}
 }
 
 // isHighSurrogate reports whether the four hex digits of a \u escape are
@@ -169,7 +208,7 @@ func isHighSurrogate(hex []byte) bool {
 // as many items as fit when each large one gets at least an eighth of
 // the budget, so a long list keeps whole items and a short list of
 // large items keeps them all, cut.
-func (c *cutter) array(idx int32, budget int, path string) bool {
+func (c *cutter) array(idx int32, budget int) bool {
 	share := max(budget/8, 64)
 	var items []int32
 	used := 2
@@ -199,11 +238,13 @@ func (c *cutter) array(idx int32, budget int, path string) bool {
 		if i > 0 {
 			c.out = append(c.out, ',')
 		}
-		c.render(item, grants[i], path+"["+strconv.Itoa(i)+"]")
+		c.child(-int32(i)-1, item, grants[i])
 	}
 	c.out = append(c.out, ']')
 	if dropped := count - len(items); dropped > 0 {
-		c.cut.Arrays = append(c.cut.Arrays, CutArray{Path: path, Kept: len(items), Of: count})
+		if c.cut.ArraysShortened++; len(c.cut.Arrays) < maxCutRecords {
+			c.cut.Arrays = append(c.cut.Arrays, CutArray{Path: c.path(), Kept: len(items), Of: count})
+		}
 		c.cut.ItemsDropped += dropped
 	}
 	return true
@@ -211,7 +252,7 @@ func (c *cutter) array(idx int32, budget int, path string) bool {
 
 // object appends every member of object idx, their values cut to share
 // budget, or reports false if their keys and least values do not fit.
-func (c *cutter) object(idx int32, budget int, path string) bool {
+func (c *cutter) object(idx int32, budget int) bool {
 	var members []int32
 	fixed := 2 + int(c.t.nodes[idx].count) - 1 // braces and commas
 	for i := c.t.firstChild(idx); i >= 0; i = c.t.nodes[i].next {
@@ -227,9 +268,9 @@ func (c *cutter) object(idx int32, budget int, path string) bool {
 		if idx != 0 {
 			return false
 		}
-		return c.objectPrefix(members, budget, path)
+		return c.objectPrefix(members, budget)
 	}
-	c.members(members, c.share(members, budget-fixed), path)
+	c.members(members, c.share(members, budget-fixed))
 	return true
 }
 
@@ -237,7 +278,7 @@ func (c *cutter) object(idx int32, budget int, path string) bool {
 // budget, and reports false if not even one fits: the root stays an
 // object (structuredContent must be one), where a summary would leave
 // nothing of it.
-func (c *cutter) objectPrefix(members []int32, budget int, path string) bool {
+func (c *cutter) objectPrefix(members []int32, budget int) bool {
 	var kept []int32
 	used := 2
 	for _, m := range members {
@@ -259,24 +300,22 @@ func (c *cutter) objectPrefix(members []int32, budget int, path string) bool {
 	for _, m := range kept {
 		fixed += len(c.t.key(&c.t.nodes[m])) + 1
 	}
-	c.members(kept, c.share(kept, budget-fixed), path)
-	c.cut.Objects = append(c.cut.Objects, CutArray{Path: path, Kept: len(kept), Of: len(members)})
+	c.members(kept, c.share(kept, budget-fixed))
+	c.cut.Objects = append(c.cut.Objects, CutArray{Path: "$", Kept: len(kept), Of: len(members)})
 	c.cut.KeysDropped += len(members) - len(kept)
 	return true
 }
 
 // members appends an object of members, each value cut to its grant.
-func (c *cutter) members(members []int32, grants []int, path string) {
+func (c *cutter) members(members []int32, grants []int) {
 	c.out = append(c.out, '{')
 	for i, m := range members {
 		if i > 0 {
 			c.out = append(c.out, ',')
 		}
-		node := &c.t.nodes[m]
-		key := c.t.key(node)
-		c.out = append(c.out, key...)
+		c.out = append(c.out, c.t.key(&c.t.nodes[m])...)
 		c.out = append(c.out, ':')
-		c.render(m, grants[i], path+keyPath(key))
+		c.child(m, m, grants[i])
 	}
 	c.out = append(c.out, '}')
 }
@@ -344,4 +383,56 @@ func keyPath(quoted []byte) string {
 	}
 	q, _ := json.Marshal(name)
 	return "[" + string(q) + "]"
+}
+
+// path is the path of the value being rendered, at most maxCutPath
+// bytes: whole when it fits, else its start and its end around an
+// ellipsis. Only the steps shown are written out.
+func (c *cutter) path() string {
+	head := "$"
+	i := 0
+	for ; i < len(c.steps); i++ {
+		step := c.step(i)
+		if len(head)+len(step) > maxCutPath {
+			head += step
+			break
+		}
+		head += step
+	}
+	if i == len(c.steps) {
+		return head
+	}
+	half := (maxCutPath - len(ellipsis)) / 2
+	head = head[:utf8Prefix(head, half)]
+	tail := ""
+	for j := len(c.steps) - 1; j > i; j-- {
+		step := c.step(j)
+		if len(tail)+len(step) > half {
+			tail = utf8Suffix(step, half-len(tail)) + tail
+			break
+		}
+		tail = step + tail
+	}
+	return head + ellipsis + tail
+}
+
+// step is the text of step i of the path.
+func (c *cutter) step(i int) string {
+	if s := c.steps[i]; s < 0 {
+		return "[" + strconv.Itoa(int(-s-1)) + "]"
+	}
+	return keyPath(c.t.key(&c.t.nodes[c.steps[i]]))
+}
+
+// utf8Suffix is the longest suffix of s of at most n bytes that starts
+// at a character boundary.
+func utf8Suffix(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	i := len(s) - max(n, 0)
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
 }

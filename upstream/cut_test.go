@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,9 +51,18 @@ func checkCut(t *testing.T, src string, out []byte, budget int, cut *Cut) {
 		}
 		dropped += a.Of - a.Kept
 	}
-	if dropped != cut.ItemsDropped {
+	if cut.ArraysShortened == len(cut.Arrays) && dropped != cut.ItemsDropped || dropped > cut.ItemsDropped {
 		t.Errorf("items dropped %d, the arrays say %d", cut.ItemsDropped, dropped)
 	}
+	for _, kind := range []struct {
+		name          string
+		listed, count int
+	}{{"arrays", len(cut.Arrays), cut.ArraysShortened}, {"strings", len(cut.Strings), cut.StringsShortened}, {"summarized", len(cut.Summarized), cut.ValuesSummarized}} {
+		if kind.listed != min(kind.count, maxCutRecords) {
+			t.Errorf("%s: %d listed of %d", kind.name, kind.listed, kind.count)
+		}
+	}
+	checkCutRecord(t, cut)
 	keys := 0
 	for _, o := range cut.Objects {
 		if o.Kept >= o.Of || o.Kept < 1 || o.Path != "$" {
@@ -70,8 +81,32 @@ func checkCut(t *testing.T, src string, out []byte, budget int, cut *Cut) {
 			t.Errorf("string %s: kept %d of %d bytes", s.Path, s.Kept, s.Of)
 		}
 	}
-	if len(src) <= budget && (len(cut.Arrays)+len(cut.Strings)+len(cut.Summarized)+len(cut.Objects) > 0 || string(out) != src) {
+	if len(src) <= budget && (cut.ArraysShortened+cut.StringsShortened+cut.ValuesSummarized+len(cut.Objects) > 0 || string(out) != src) {
 		t.Errorf("a JSON text within the budget was cut: %s", out)
+	}
+}
+
+// checkCutRecord checks the bounds of the record itself: its paths and
+// its size as JSON, which a result's _meta carries.
+func checkCutRecord(t *testing.T, cut *Cut) {
+	t.Helper()
+	var paths []string
+	for _, a := range slices.Concat(cut.Arrays, cut.Objects) {
+		paths = append(paths, a.Path)
+	}
+	for _, s := range cut.Strings {
+		paths = append(paths, s.Path)
+	}
+	for _, v := range cut.Summarized {
+		paths = append(paths, v.Path)
+	}
+	for _, p := range paths {
+		if len(p) > maxCutPath || !utf8.ValidString(p) || !strings.HasPrefix(p, "$") {
+			t.Errorf("path of %d bytes, valid UTF-8 %v: %.200q", len(p), utf8.ValidString(p), p)
+		}
+	}
+	if raw, err := json.Marshal(cut); err != nil || len(raw) > MaxCutMeta {
+		t.Errorf("the record is %d bytes of JSON, more than %d (%v)", len(raw), MaxCutMeta, err)
 	}
 }
 
@@ -149,7 +184,7 @@ func TestCutKeepsEveryItemOfAShortList(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil || len(got) != 3 {
 		t.Fatalf("want the 3 items, got %s (%v)", out, err)
 	}
-	if len(cut.Strings) != 3 || cut.ItemsDropped != 0 {
+	if cut.StringsShortened != 3 || cut.ItemsDropped != 0 {
 		t.Errorf("want the 3 bodies shortened and no item dropped, got %+v", cut)
 	}
 }
@@ -165,7 +200,7 @@ func TestCutLongListKeepsWholeItems(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(cut.Strings)+len(cut.Summarized) != 0 || len(cut.Arrays) != 1 || cut.Arrays[0].Kept != len(got) || cut.ItemsDropped != 500-len(got) {
+	if cut.StringsShortened+cut.ValuesSummarized != 0 || cut.ArraysShortened != 1 || cut.Arrays[0].Kept != len(got) || cut.ItemsDropped != 500-len(got) {
 		t.Errorf("want whole items kept, the rest dropped; got %d items and %+v", len(got), cut)
 	}
 }
@@ -401,4 +436,248 @@ func TestCutDeepNesting(t *testing.T) {
 	}
 	cut := &Cut{}
 	checkCut(t, string(src), cutJSON(src, 4096, cut), 4096, cut)
+}
+
+// deepAnswers are answers whose nesting once made a cut cost memory in
+// the square of the depth (each level built its child's whole path, and
+// every record kept its own): objects under long keys nested nearly as
+// deep as encoding/json reads, arrays as deep, and a deep chain above
+// many strings to shorten.
+func deepAnswers() map[string][]byte {
+	key := strings.Repeat("k", 100)
+	chain := func(depth int, open, close, inner string) []byte {
+		var b bytes.Buffer
+		for range depth {
+			b.WriteString(open)
+		}
+		b.WriteString(inner)
+		for range depth {
+			b.WriteString(close)
+		}
+		return b.Bytes()
+	}
+	var strs []string
+	for range 2000 {
+		strs = append(strs, `"`+strings.Repeat("s", 1000)+`"`)
+	}
+	return map[string][]byte{
+		"objects 9,900 deep under 100-byte keys": chain(9900, `{"`+key+`":`, `}`, `"`+strings.Repeat("v", 1<<20)+`"`),
+		"arrays 9,900 deep":                      chain(9900, `[`, `,"`+strings.Repeat("a", 100)+`"]`, `"`+strings.Repeat("v", 1<<20)+`"`),
+		"2,000 objects deep above 2,000 strings": chain(2000, `{"`+key+`":`, `}`, `[`+strings.Join(strs, ",")+`]`),
+	}
+}
+
+// TestCutDeepAnswer: however deep the answer, the cut allocates in
+// proportion to the answer, the text and structuredContent stay within
+// max_result_size, and the _meta record within MaxCutMeta.
+func TestCutDeepAnswer(t *testing.T) {
+	for name, body := range deepAnswers() {
+		for _, limit := range []int64{1 << 20, 4 << 10} {
+			t.Run(fmt.Sprintf("%s, %d bytes", name, limit), func(t *testing.T) {
+				if !json.Valid(body) {
+					t.Fatal("the answer is not valid JSON")
+				}
+				for _, schema := range []string{"", `{"type":"object"}`} {
+					def := Definition{Name: "deep", Method: "GET", Path: "/deep"}
+					if schema != "" && body[0] == '{' {
+						def.OutputSchema = json.RawMessage(schema)
+					}
+					op, err := NewOperation(def)
+					if err != nil {
+						t.Fatal(err)
+					}
+					answer := &Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+					var before, after runtime.MemStats
+					runtime.ReadMemStats(&before)
+					res := op.Result(context.Background(), Target{Label: "GET /deep"}, answer, Shaping{MaxSize: limit})
+					runtime.ReadMemStats(&after)
+					alloc := after.TotalAlloc - before.TotalAlloc
+					t.Logf("answer %d bytes, output schema %v: the cut allocated %.1f MB", len(body), schema != "", float64(alloc)/(1<<20))
+					if alloc > 32*uint64(len(body)) {
+						t.Errorf("the cut of %d bytes allocated %d MB", len(body), alloc>>20)
+					}
+					checkShaped(t, res, limit)
+				}
+			})
+		}
+	}
+}
+
+// checkShaped checks a shaped result: its text and structuredContent
+// within limit, valid, and its cut record within MaxCutMeta.
+func checkShaped(t *testing.T, res *mcp.CallToolResult, limit int64) {
+	t.Helper()
+	text := onlyText(res)
+	if int64(len(text)) > limit || !utf8.ValidString(text) {
+		t.Errorf("text of %d bytes (valid UTF-8 %v), limit %d", len(text), utf8.ValidString(text), limit)
+	}
+	if raw, ok := res.StructuredContent.(json.RawMessage); ok && (int64(len(raw)) > limit || !json.Valid(raw) || !utf8.Valid(raw)) {
+		t.Errorf("structuredContent of %d bytes (valid %v), limit %d", len(raw), json.Valid(raw), limit)
+	}
+	cut, ok := cutOf(res)
+	if !ok {
+		t.Fatalf("no cut record: %.300s", text)
+	}
+	checkCutRecord(t, cut)
+	if !strings.Contains(text, "[cut to max_result_size") {
+		t.Errorf("no note: %.300s", text)
+	}
+}
+
+// shapedJSON builds valid JSON from a program of bytes, so that fuzzing
+// explores shapes rather than syntax: deep and wide objects and arrays,
+// long keys and strings, escapes, multi-byte and invalid UTF-8 text, and
+// long runs of one shape (an instruction's count repeats it).
+func shapedJSON(prog []byte) []byte {
+	var b bytes.Buffer
+	open := []byte{'}'} // the closers of the containers open: the root is an object
+	b.WriteByte('{')
+	first := true // no value yet in the innermost container
+	keyLen := 1
+	value := func() {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		if open[len(open)-1] == '}' {
+			fmt.Fprintf(&b, `"%s%d":`, strings.Repeat("k", keyLen), b.Len())
+		}
+	}
+	for i := 0; i+1 < len(prog) && b.Len() < 1<<20; i += 2 {
+		op, n := prog[i], int(prog[i+1])
+		switch op % 8 {
+		case 0, 1: // open containers, objects or arrays
+			for range n%64 + 1 {
+				value()
+				closer := byte(']')
+				if op%2 == 0 {
+					closer = '}'
+				}
+				b.WriteByte(closer - 2) // '{' or '['
+				open = append(open, closer)
+				first = true
+			}
+		case 2: // close containers, never the root
+			for range n%8 + 1 {
+				if len(open) == 1 {
+					break
+				}
+				b.WriteByte(open[len(open)-1])
+				open = open[:len(open)-1]
+				first = false
+			}
+		case 3: // a string of n*16 pieces, with escapes and text of every width
+			value()
+			b.WriteByte('"')
+			for k := range n * 16 {
+				b.WriteString([]string{"a", `\"`, "é", "😀", `\u00e9`, `\ud83d\ude00`, "\xff", `\\`}[(k+int(op))%8])
+			}
+			b.WriteByte('"')
+		case 4: // numbers
+			for k := range n%32 + 1 {
+				value()
+				fmt.Fprintf(&b, "%d", k*int(op))
+			}
+		case 5: // short strings
+			for range n%32 + 1 {
+				value()
+				b.WriteString(`"x"`)
+			}
+		case 6: // the length of keys from now on
+			keyLen = n*4 + 1
+		default: // literals
+			value()
+			b.WriteString([]string{"true", "false", "null"}[n%3])
+		}
+	}
+	for len(open) > 0 {
+		b.WriteByte(open[len(open)-1])
+		open = open[:len(open)-1]
+	}
+	return b.Bytes()
+}
+
+// FuzzCutShapes: whatever the shape of an answer, its shaped result holds
+// its text and structuredContent within max_result_size, valid, and its
+// cut record within MaxCutMeta.
+func FuzzCutShapes(f *testing.F) {
+	f.Add([]byte{0, 63, 0, 63, 3, 200}, uint16(0))
+	f.Add([]byte{1, 63, 1, 63, 1, 63, 5, 31, 2, 7, 3, 255}, uint16(500))
+	f.Add([]byte{6, 255, 0, 20, 4, 31, 2, 3, 3, 40, 7, 1}, uint16(3000))
+	f.Add([]byte{3, 255, 3, 255, 3, 255, 3, 255}, uint16(100))
+	f.Fuzz(func(t *testing.T, prog []byte, limit uint16) {
+		body := shapedJSON(prog)
+		if !json.Valid(body) {
+			t.Fatalf("the program made invalid JSON: %.300s", body)
+		}
+		max := int64(MinResultSize) + int64(limit)*4
+		for _, schema := range []json.RawMessage{nil, json.RawMessage(`{"type":"object"}`)} {
+			op, err := NewOperation(Definition{Name: "shapes", Method: "GET", Path: "/shapes", OutputSchema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer := &Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+			res := op.Result(context.Background(), Target{Label: "GET /shapes"}, answer, Shaping{MaxSize: max})
+			if int64(len(body)) <= max {
+				continue
+			}
+			checkShaped(t, res, max)
+		}
+	})
+}
+
+// TestCutCountsWhatIsSent: bytes that are not UTF-8 are sent as U+FFFD,
+// three bytes each; the cut counts them so, and the text a client reads
+// stays within max_result_size.
+func TestCutCountsWhatIsSent(t *testing.T) {
+	t.Parallel()
+	invalid := strings.Repeat("\xffa", 1500)
+	for _, tt := range []struct{ name, mediaType, body string }{
+		{"text", "text/plain", invalid},
+		{"JSON", "application/json", `{"s":"` + invalid + `","t":["` + invalid + `"]}`},
+		{"JSON of no media type, with an output schema", "", `{"s":"` + invalid + `"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			def := Definition{Name: "bytes", Method: "GET", Path: "/bytes"}
+			if tt.mediaType == "" {
+				def.OutputSchema = json.RawMessage(`{"type":"object"}`)
+			}
+			op, err := NewOperation(def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer := &Response{Status: 200, Header: http.Header{"Content-Type": {tt.mediaType}}, Body: []byte(tt.body)}
+			res := op.Result(context.Background(), Target{Label: "GET /bytes"}, answer, Shaping{MaxSize: 1024})
+			// What a client reads: the result sent as JSON and read back.
+			sent, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+				StructuredContent json.RawMessage `json:"structuredContent"`
+			}
+			if err := json.Unmarshal(sent, &got); err != nil || len(got.Content) != 1 {
+				t.Fatalf("%v: %.300s", err, sent)
+			}
+			if n := len(got.Content[0].Text); n > 1024 {
+				t.Errorf("the client reads %d bytes of text, more than max_result_size 1024", n)
+			}
+			var sc string
+			if len(got.StructuredContent) > 0 {
+				var v any
+				_ = json.Unmarshal(got.StructuredContent, &v)
+				b, _ := json.Marshal(v)
+				sc = string(b)
+			}
+			if len(sc) > 1024 {
+				t.Errorf("the client reads %d bytes of structuredContent, more than 1024", len(sc))
+			}
+			if !strings.Contains(got.Content[0].Text, "\uFFFD") {
+				t.Errorf("no U+FFFD in %.100q", got.Content[0].Text)
+			}
+		})
+	}
 }

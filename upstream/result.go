@@ -64,7 +64,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) *mc
 	}
 
 	if output != nil && (jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) && json.Valid(r.Body) {
-		return structured(r.Body, output, target.Label+": the upstream answer")
+		return structured(validUTF8(r.Body), output, target.Label+": the upstream answer")
 	}
 	switch {
 	case jsonType:
@@ -73,9 +73,9 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) *mc
 				target.Label, mediaType, preview(r.Body)))
 		}
 		if output != nil {
-			return structured(r.Body, output, target.Label+": the upstream answer")
+			return structured(validUTF8(r.Body), output, target.Label+": the upstream answer")
 		}
-		return TextResult(string(r.Body))
+		return TextResult(string(validUTF8(r.Body)))
 	case strings.HasPrefix(mediaType, "image/"):
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			mcp.NewImageContent(base64.StdEncoding.EncodeToString(r.Body), mediaType),
@@ -89,7 +89,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) *mc
 			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s that is not JSON: %s",
 				target.Label, orUnknown(mediaType), preview(r.Body)))
 		}
-		return TextResult(strings.ToValidUTF8(string(r.Body), "\uFFFD"))
+		return TextResult(string(validUTF8(r.Body)))
 	default:
 		if mediaType == "" {
 			mediaType = "application/octet-stream"
@@ -139,6 +139,27 @@ func structured(body []byte, output *jsonschema.Schema, what string) *mcp.CallTo
 		Content:           []mcp.Content{mcp.NewTextContent(string(body))},
 		StructuredContent: json.RawMessage(body),
 	}
+}
+
+// validUTF8 is text with each byte that is not UTF-8 made U+FFFD, as
+// encoding/json sends it: a result's sizes then count what is sent.
+// (Valid JSON may hold such bytes in its strings.) text itself when it is
+// valid.
+func validUTF8(text []byte) []byte {
+	if utf8.Valid(text) {
+		return text
+	}
+	out := make([]byte, 0, len(text)+len(text)/4)
+	for len(text) > 0 {
+		r, size := utf8.DecodeRune(text)
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, text[:size]...)
+		}
+		text = text[size:]
+	}
+	return out
 }
 
 // isJSONType reports whether a media type, or a Content-Type, is JSON.

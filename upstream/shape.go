@@ -189,30 +189,30 @@ func (c *Cut) note(examples int) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "[cut to max_result_size, %d bytes: the JSON is %d bytes, %d are shown", c.Limit, c.Size, c.Kept)
-	if len(c.Arrays) > 0 {
-		fmt.Fprintf(&b, "; %d array items left out, from the end of %d %s", c.ItemsDropped, len(c.Arrays), plural(len(c.Arrays), "array", "arrays"))
-		list(&b, len(c.Arrays), examples, func(i int) string {
+	if c.ArraysShortened > 0 {
+		fmt.Fprintf(&b, "; %d array items left out, from the end of %d %s", c.ItemsDropped, c.ArraysShortened, plural(c.ArraysShortened, "array", "arrays"))
+		list(&b, len(c.Arrays), c.ArraysShortened, examples, func(i int) string {
 			a := c.Arrays[i]
 			return fmt.Sprintf("%s keeps %d of %d", notePath(a.Path), a.Kept, a.Of)
 		})
 	}
 	if len(c.Objects) > 0 {
 		fmt.Fprintf(&b, "; %d %s left out, from the end of the object", c.KeysDropped, plural(c.KeysDropped, "member", "members"))
-		list(&b, len(c.Objects), examples, func(i int) string {
+		list(&b, len(c.Objects), len(c.Objects), examples, func(i int) string {
 			o := c.Objects[i]
 			return fmt.Sprintf("%s keeps %d of %d", notePath(o.Path), o.Kept, o.Of)
 		})
 	}
-	if len(c.Strings) > 0 {
-		fmt.Fprintf(&b, "; %d %s shortened", len(c.Strings), plural(len(c.Strings), "string", "strings"))
-		list(&b, len(c.Strings), examples, func(i int) string {
+	if c.StringsShortened > 0 {
+		fmt.Fprintf(&b, "; %d %s shortened", c.StringsShortened, plural(c.StringsShortened, "string", "strings"))
+		list(&b, len(c.Strings), c.StringsShortened, examples, func(i int) string {
 			s := c.Strings[i]
 			return fmt.Sprintf("%s to %d of %d bytes", notePath(s.Path), s.Kept, s.Of)
 		})
 	}
-	if len(c.Summarized) > 0 {
-		fmt.Fprintf(&b, "; %d %s replaced by a summary", len(c.Summarized), plural(len(c.Summarized), "value", "values"))
-		list(&b, len(c.Summarized), examples, func(i int) string {
+	if c.ValuesSummarized > 0 {
+		fmt.Fprintf(&b, "; %d %s replaced by a summary", c.ValuesSummarized, plural(c.ValuesSummarized, "value", "values"))
+		list(&b, len(c.Summarized), c.ValuesSummarized, examples, func(i int) string {
 			v := c.Summarized[i]
 			return fmt.Sprintf("%s (%d bytes) as %s", notePath(v.Path), v.Of, v.As)
 		})
@@ -221,20 +221,22 @@ func (c *Cut) note(examples int) string {
 	return b.String()
 }
 
-// list writes up to examples of n items: " (a, b, and 3 more)".
-func list(b *strings.Builder, n, examples int, item func(int) string) {
-	if examples <= 0 {
+// list writes up to examples of the n items listed, of total: " (a, b,
+// and 3 more)".
+func list(b *strings.Builder, n, total, examples int, item func(int) string) {
+	if examples <= 0 || n == 0 {
 		return
 	}
 	b.WriteString(" (")
-	for i := 0; i < min(n, examples); i++ {
+	shown := min(n, examples)
+	for i := range shown {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(item(i))
 	}
-	if n > examples {
-		fmt.Fprintf(b, ", and %d more", n-examples)
+	if total > shown {
+		fmt.Fprintf(b, ", and %d more", total-shown)
 	}
 	b.WriteString(")")
 }
