@@ -47,6 +47,9 @@ func Load(data []byte) (*Document, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, fmt.Errorf("the document is %d bytes, more than the %d allowed", len(data), MaxDocumentSize)
 	}
+	if err := checkAliases(data); err != nil {
+		return nil, err
+	}
 	version, err := documentHead(data)
 	if err != nil {
 		return nil, err
