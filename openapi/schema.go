@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 
@@ -21,6 +22,13 @@ const (
 	// checks answers: GitHub's would be ten times the size of its input
 	// schemas, and compiling them most of the load.
 	maxOutputNodes = 1000
+	// MaxToolSchema bounds one tool's input schema, and separately its
+	// output schema, as JSON: a schema with a long description referenced
+	// by thousands of properties would otherwise be written out thousands
+	// of times, hundreds of megabytes from a document of a few hundred
+	// kilobytes. An operation past it is skipped with the reason. GitHub's
+	// largest are 24 KB (input) and 76 KB (output).
+	MaxToolSchema = 256 << 10
 )
 
 // direction says which side of the exchange a schema describes:
@@ -39,16 +47,81 @@ type converter struct {
 	dir direction
 	// nodes counts down the subschemas left to write out.
 	nodes int
+	// left counts down the bytes of JSON left to write out, about: the
+	// texts, names and values a schema holds, and a little for each
+	// subschema. Past MaxToolSchema the conversion stops, and over names
+	// the innermost referenced schema it was writing out then.
+	left int
+	over string
 	// path holds the schemas being written out, outermost first: meeting
-	// one of them again is a cycle, written as {}.
+	// one of them again is a cycle, written as {}; refs their $refs.
 	path []*openapi3.Schema
+	refs []string
 }
 
 func newConverter(dir direction) *converter {
 	if dir == request {
-		return &converter{dir: dir, nodes: maxInputNodes}
+		return &converter{dir: dir, nodes: maxInputNodes, left: MaxToolSchema}
 	}
-	return &converter{dir: dir, nodes: maxOutputNodes}
+	return &converter{dir: dir, nodes: maxOutputNodes, left: MaxToolSchema}
+}
+
+// nodeBytes is what charge counts for a subschema besides its texts and
+// values: its braces and a few keys.
+const nodeBytes = 16
+
+// charge counts n bytes written out, and once past the bound, which
+// schema passed it.
+func (c *converter) charge(n int) {
+	if c.left -= n; c.left < 0 && c.over == "" {
+		c.over = "the operation's own schema"
+		for i := len(c.refs) - 1; i >= 0; i-- {
+			if c.refs[i] != "" {
+				c.over = c.refs[i]
+				break
+			}
+		}
+	}
+}
+
+// passed says why the schema the converter wrote cannot be a tool's, or
+// "" when it can: what, "input" or "output", passed MaxToolSchema.
+func (c *converter) passed(what string, size int) string {
+	if c.over == "" && size <= MaxToolSchema {
+		return ""
+	}
+	at := ""
+	if c.over != "" {
+		at = " (writing out " + c.over + " where it is referenced)"
+	}
+	return fmt.Sprintf("its %s schema would be more than %d KiB%s", what, MaxToolSchema>>10, at)
+}
+
+// approxSize is about the bytes of v as JSON, counted up to limit.
+func approxSize(v any, limit int) int {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case string:
+		return len(v) + 2
+	case map[string]any:
+		n := 2
+		for k, e := range v {
+			if n += len(k) + 4 + approxSize(e, limit-n); n > limit {
+				break
+			}
+		}
+		return n
+	case []any:
+		n := 2
+		for _, e := range v {
+			if n += 1 + approxSize(e, limit-n); n > limit {
+				break
+			}
+		}
+		return n
+	}
+	return 8
 }
 
 // convert returns ref as JSON Schema; a nil ref is {}.
@@ -57,12 +130,18 @@ func (c *converter) convert(ref *openapi3.SchemaRef) map[string]any {
 		return map[string]any{}
 	}
 	s := ref.Value
-	if len(c.path) >= maxSchemaDepth || c.nodes <= 0 || slices.Contains(c.path, s) {
+	if len(c.path) >= maxSchemaDepth || c.nodes <= 0 || c.left < 0 || slices.Contains(c.path, s) {
 		return map[string]any{}
 	}
 	c.nodes--
 	c.path = append(c.path, s)
-	defer func() { c.path = c.path[:len(c.path)-1] }()
+	c.refs = append(c.refs, ref.Ref)
+	defer func() {
+		c.path = c.path[:len(c.path)-1]
+		c.refs = c.refs[:len(c.refs)-1]
+	}()
+	c.charge(nodeBytes + len(s.Title) + len(s.Description) + len(s.Format) + len(s.Pattern) +
+		approxSize(s.Enum, c.left+1) + approxSize(s.Const, c.left+1) + approxSize(s.Default, c.left+1))
 
 	if s.Always != nil {
 		if *s.Always {
@@ -210,6 +289,7 @@ func (c *converter) properties(props openapi3.Schemas) (map[string]any, []string
 			left = append(left, name)
 			continue
 		}
+		c.charge(len(name) + 4)
 		out[name] = c.convert(props[name])
 	}
 	return out, left

@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"encoding/json"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -91,4 +93,80 @@ func TestConvertBounds(t *testing.T) {
 	if _, err := upstream.CompileSchema(got); err != nil {
 		t.Error(err)
 	}
+}
+
+// schemaBomb is a document of a few hundred kilobytes whose operations
+// each write out one schema, with a long description, props times: as a
+// request body's properties, or as an answer's.
+func schemaBomb(ops, props, description int, where string) []byte {
+	var properties []string
+	for i := range props {
+		properties = append(properties, fmt.Sprintf(`"p%d":{"$ref":"#/components/schemas/Big"}`, i))
+	}
+	body := `{"type":"object","properties":{` + strings.Join(properties, ",") + `}}`
+	var paths []string
+	for i := range ops {
+		op := `"responses":{"200":{"description":"ok"}}`
+		if where == "input" {
+			op = `"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Body"}}}},` + op
+		} else {
+			op = `"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Body"}}}}}`
+		}
+		paths = append(paths, fmt.Sprintf(`"/op%d":{"post":{"operationId":"op%d",%s}}`, i, i, op))
+	}
+	return []byte(`{"openapi":"3.0.3","info":{"title":"bomb","version":"1"},"paths":{` + strings.Join(paths, ",") +
+		`},"components":{"schemas":{"Big":{"type":"string","description":"` + strings.Repeat("d", description) + `"},"Body":` + body + `}}}`)
+}
+
+// TestSchemaBytesBounds: a schema referenced thousands of times is
+// written out within MaxToolSchema per tool (past it, the operation is
+// skipped, naming the schema) and MaxDocumentTools per document (past
+// it, a config error), in memory that follows the bounds, not the
+// references: a 268 KB document once made a 400 MB input schema.
+func TestSchemaBytesBounds(t *testing.T) {
+	t.Parallel()
+	for _, where := range []string{"input", "output"} {
+		t.Run("one tool, "+where, func(t *testing.T) {
+			data := schemaBomb(3, 4000, 100<<10, where)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			d, err := Load(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := d.Tools(Curation{}, nil)
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Tools) != 0 || len(res.Skipped) != 3 {
+				t.Fatalf("%d tools, %d skipped; want the 3 operations skipped", len(res.Tools), len(res.Skipped))
+			}
+			want := fmt.Sprintf("its %s schema would be more than 256 KiB (writing out #/components/schemas/Big where it is referenced)", where)
+			for _, s := range res.Skipped {
+				if s.Reason != want {
+					t.Errorf("%s skipped: %q, want %q", s.OperationID, s.Reason, want)
+				}
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+				t.Errorf("a document of %d KB allocated %d MB", len(data)>>10, alloc>>20)
+			}
+		})
+	}
+	t.Run("a document", func(t *testing.T) {
+		// 120 tools of 200 KB each: every one within its bound, 24 MB in all.
+		d, err := Load(schemaBomb(120, 1, 200<<10, "input"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = d.Tools(Curation{}, nil)
+		if err == nil || !strings.Contains(err.Error(), "the tools of the document pass 16 MiB of schemas and descriptions in all (at POST /op") {
+			t.Fatalf("got %v, want the document refused", err)
+		}
+		// Curated, it loads.
+		res, err := d.Tools(Curation{Include: []string{"op1", "op2"}}, nil)
+		if err != nil || len(res.Tools) != 2 {
+			t.Fatalf("curated: %v, %+v", err, res)
+		}
+	})
 }

@@ -154,19 +154,27 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 		taken[name] = true
 		jobs = append(jobs, job{entry: e, name: name})
 	}
-	var next atomic.Int64
+	var next, written atomic.Int64
+	var passed atomic.Pointer[job] // the job whose tool passed MaxDocumentTools
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
 		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
+			for i := int(next.Add(1)) - 1; i < len(jobs) && passed.Load() == nil; i = int(next.Add(1)) - 1 {
 				j := &jobs[i]
 				if j.reason = d.ownServer(j.item, j.op); j.reason == "" {
 					j.tool, j.reason = mapOperation(j.name, j.method, j.path, j.item, j.op, header)
+				}
+				if j.tool != nil && written.Add(int64(j.tool.size())) > MaxDocumentTools {
+					passed.CompareAndSwap(nil, j)
 				}
 			}
 		})
 	}
 	wg.Wait()
+	if j := passed.Load(); j != nil {
+		return nil, fmt.Errorf("the tools of the document pass %d MiB of schemas and descriptions in all (at %s %s, whose schemas are %d KiB): select fewer operations with include, exclude or tags",
+			MaxDocumentTools>>20, j.method, j.path, j.tool.size()>>10)
+	}
 
 	res.Selected = len(jobs)
 	for _, j := range jobs {
@@ -180,6 +188,17 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 		res.Tools = append(res.Tools, *j.tool)
 	}
 	return res, nil
+}
+
+// MaxDocumentTools bounds the bytes of input and output schemas and
+// descriptions that the tools of one document hold together: each is
+// within its own bound, and thousands of them must still fit in memory
+// once compiled. GitHub's whole document, about 1,200 tools, holds 5 MB.
+const MaxDocumentTools = 16 << 20
+
+// size is the bytes of the tool's schemas and description.
+func (t *Tool) size() int {
+	return len(t.Definition.InputSchema) + len(t.Definition.OutputSchema) + len(t.Description)
 }
 
 // ownServer says why an operation whose own servers are not the
@@ -199,7 +218,8 @@ func (d *Document) ownServer(item *openapi3.PathItem, op *openapi3.Operation) st
 // operationMapping is one operation's tool as it is built.
 type operationMapping struct {
 	method string
-	conv   *converter
+	conv   *converter // of the input schema
+	out    *converter // of the output schema
 	props  map[string]any
 	req    []string
 	args   []upstream.Arg
@@ -218,6 +238,7 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 	m := &operationMapping{
 		method: method,
 		conv:   newConverter(request),
+		out:    newConverter(response),
 		props:  make(map[string]any),
 		used:   make(map[string]bool),
 		header: make(http.Header),
@@ -249,9 +270,15 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 	if len(m.req) > 0 {
 		schema["required"] = m.req
 	}
+	if reason := m.conv.passed("input", 0); reason != "" {
+		return nil, reason // before writing it out
+	}
 	input, err := json.Marshal(schema)
 	if err != nil {
 		return nil, fmt.Sprintf("the input schema has no JSON form: %v", err)
+	}
+	if reason := m.conv.passed("input", len(input)); reason != "" {
+		return nil, reason
 	}
 	if accept != "" {
 		m.header.Set("Accept", accept)
@@ -260,8 +287,14 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 	def.Name, def.Method, def.Path = name, method, template
 	def.Args, def.InputSchema = m.args, input
 	if output != nil {
+		if reason := m.out.passed("output", 0); reason != "" {
+			return nil, reason
+		}
 		if def.OutputSchema, err = json.Marshal(output); err != nil {
 			return nil, fmt.Sprintf("the output schema has no JSON form: %v", err)
+		}
+		if reason := m.out.passed("output", len(def.OutputSchema)); reason != "" {
+			return nil, reason
 		}
 	}
 	if len(m.header) == 0 {
@@ -342,9 +375,11 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 	}
 
 	name := m.claim(argName(p.Name))
+	m.conv.charge(len(name) + 4)
 	prop := m.conv.convert(p.Schema)
 	if p.Description != "" {
 		prop["description"] = p.Description
+		m.conv.charge(len(p.Description))
 	}
 	if p.Deprecated {
 		prop["deprecated"] = true
@@ -552,6 +587,7 @@ func (m *operationMapping) body(ref *openapi3.RequestBodyRef) string {
 	prop := m.conv.convert(mt.Schema)
 	if rb.Description != "" {
 		prop["description"] = rb.Description
+		m.conv.charge(len(rb.Description))
 	}
 	m.props[name] = dropUnfitDefault(prop)
 	if rb.Required {
@@ -633,6 +669,7 @@ func (m *operationMapping) bodyProperties(s *openapi3.Schema) {
 			name = argName("body_" + wire)
 		}
 		name = m.claim(name)
+		m.conv.charge(len(name) + 4)
 		m.props[name] = dropUnfitDefault(m.conv.convert(ref))
 		if slices.Contains(s.Required, wire) {
 			m.req = append(m.req, name)
@@ -726,7 +763,7 @@ func (m *operationMapping) responses(responses *openapi3.Responses) (map[string]
 			mt := ref.Value.Content[k]
 			if first && isJSON(t) && mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
 				if s := mt.Schema.Value; baseType(s) == "object" && !nullable(s) {
-					output = newConverter(response).convert(mt.Schema)
+					output = m.out.convert(mt.Schema)
 				}
 			}
 		}
