@@ -147,9 +147,17 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 			renamed = false
 		}
 		// A generated name gives way to a rename; a second operation with
-		// one operationId (an invalid document) to the first.
-		if taken[name] || !renamed && renamedTo[name] != "" {
-			name = name[:min(len(name), maxToolName-9)] + "_" + shortHash(e.method+" "+e.path)
+		// one operationId (an invalid document), or with one that is the
+		// same once made valid, to the first. The name it takes instead
+		// may be taken too (an operationId may be any name, a hashed one
+		// included): then the hash is of the method, the path and a count.
+		base := name
+		for try := 0; taken[name] || !renamed && renamedTo[name] != ""; try++ {
+			seed := e.method + " " + e.path
+			if try > 0 {
+				seed += " " + strconv.Itoa(try)
+			}
+			name = base[:min(len(base), maxToolName-9)] + "_" + shortHash(seed)
 		}
 		taken[name] = true
 		jobs = append(jobs, job{entry: e, name: name})

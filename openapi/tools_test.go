@@ -957,3 +957,41 @@ func TestToolsParameterStylesSent(t *testing.T) {
 		})
 	}
 }
+
+// TestToolsNamesTakenAfterHashing: a name given way is replaced by a
+// hashed one, which may itself be an operationId the document uses;
+// every operation still gets a name of its own, and the document loads.
+func TestToolsNamesTakenAfterHashing(t *testing.T) {
+	t.Parallel()
+	hashed := "x_y_" + shortHash("GET /c")
+	ops := `"/a":{"get":{"operationId":"x.y","responses":{"200":{"description":"ok"}}}},
+		"/b":{"get":{"operationId":"` + hashed + `","responses":{"200":{"description":"ok"}}}},
+		"/c":{"get":{"operationId":"x/y","responses":{"200":{"description":"ok"}}}},
+		"/d":{"get":{"operationId":"renamed","responses":{"200":{"description":"ok"}}}},
+		"/e":{"get":{"operationId":"x y","responses":{"200":{"description":"ok"}}}}`
+	d, err := Load([]byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{` + ops + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hash /e would take first is the name /d is renamed to.
+	r, err := d.Tools(Curation{Rename: map[string]string{"renamed": "x_y_" + shortHash("GET /e")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(map[string]string)
+	for _, tl := range r.Tools {
+		if other, ok := seen[tl.Name]; ok {
+			t.Errorf("%s and %s are both named %s", other, tl.OperationID, tl.Name)
+		}
+		seen[tl.Name] = tl.OperationID
+		if !toolNameRule.MatchString(tl.Name) {
+			t.Errorf("tool name %q is not valid", tl.Name)
+		}
+	}
+	if len(r.Tools) != 5 {
+		t.Errorf("%d tools, want 5: %v", len(r.Tools), seen)
+	}
+	if seen["x_y"] != "x.y" || seen[hashed] != hashed {
+		t.Errorf("names %v: the first comer keeps its name", seen)
+	}
+}
