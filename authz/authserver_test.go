@@ -44,6 +44,13 @@ type authServer struct {
 	hits     map[string]int
 	metaIss  string // issuer the metadata names; default issuer
 	hangJWKS bool
+
+	// gate, when set, holds each introspection until it is closed or
+	// the request ends; inFlight and peak count the questions held, held
+	// lists their tokens.
+	gate           chan struct{}
+	inFlight, peak int
+	held           []string
 }
 
 func newAuthServer(t testing.TB, style string) *authServer {
@@ -138,6 +145,27 @@ func (as *authServer) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (as *authServer) introspect(w http.ResponseWriter, r *http.Request) {
+	as.mu.Lock()
+	gate := as.gate
+	as.inFlight++
+	as.peak = max(as.peak, as.inFlight)
+	as.mu.Unlock()
+	defer func() {
+		as.mu.Lock()
+		as.inFlight--
+		as.mu.Unlock()
+	}()
+	if gate != nil {
+		r.ParseForm() // the body read, the server notices a client that leaves
+		as.mu.Lock()
+		as.held = append(as.held, r.PostFormValue("token"))
+		as.mu.Unlock()
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	user, password, _ := r.BasicAuth()
 	user, _ = url.QueryUnescape(user)
 	password, _ = url.QueryUnescape(password)

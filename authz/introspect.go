@@ -10,6 +10,12 @@ import (
 	"time"
 )
 
+// maxIntrospections bounds the questions in flight to the introspection
+// endpoint at once, and so the connections to it: each request with a
+// new token asks, and 600 requests that their clients abandoned once
+// made 599 questions over up to 228 connections at once.
+const maxIntrospections = 8
+
 // introspector checks opaque tokens with an RFC 7662 endpoint and keeps its
 // answers for ttl, keyed by the token's hash
 // so the cache holds no token.
@@ -21,18 +27,25 @@ type introspector struct {
 	now      func() time.Time
 	answers  *answerCache[*introspection]
 
+	slots chan struct{} // one for each question in flight
+
 	mu       sync.Mutex
 	inflight map[[sha256.Size]byte]*introspectCall // one question per token at a time
 	failed   error                                 // the last question's error, until one is answered
 	failedAt time.Time
 }
 
-// introspectCall is one question in progress; done closes when answer and
-// err are final.
+// introspectCall is one question, waiting for a slot or in flight; done
+// closes when answer and err are final. Once no caller waits for it any
+// more, its context ends: a question not yet asked is dropped, and one
+// in flight ends.
 type introspectCall struct {
-	done   chan struct{}
-	answer *introspection
-	err    error
+	done    chan struct{}
+	answer  *introspection
+	err     error
+	ctx     context.Context
+	cancel  context.CancelFunc
+	waiters int // under introspector.mu
 }
 
 // introspection is what the endpoint said of one token.
@@ -50,6 +63,7 @@ func newIntrospector(endpoint Introspection, issuers []string, ttl time.Duration
 		endpoint: endpoint, issuers: issuers, ttl: ttl, client: client, now: now,
 		answers:  newAnswerCache[*introspection](),
 		inflight: make(map[[sha256.Size]byte]*introspectCall),
+		slots:    make(chan struct{}, maxIntrospections),
 	}
 }
 
@@ -66,10 +80,12 @@ func (in *introspector) verify(ctx context.Context, token, resource string) (*Id
 }
 
 // answer asks the endpoint about token, once for all the requests that
-// carry it at the same time, and keeps the answer. While the endpoint
-// fails, its last failure answers for failureRetryInterval: the endpoint
-// is not asked once per request while it is down. The question runs
-// apart from any one caller, bounded by its own deadline.
+// carry it at the same time, and keeps the answer. At most
+// maxIntrospections questions are in flight; the others wait for a slot.
+// A caller whose context ends stops waiting, and a question no caller
+// waits for any more is dropped. While the endpoint fails, its last
+// failure answers for failureRetryInterval: the endpoint is not asked
+// once per request while it is down.
 func (in *introspector) answer(ctx context.Context, key [sha256.Size]byte, token string) (*introspection, error) {
 	in.mu.Lock()
 	if in.failed != nil && in.now().Sub(in.failedAt) < failureRetryInterval {
@@ -78,34 +94,55 @@ func (in *introspector) answer(ctx context.Context, key [sha256.Size]byte, token
 		return nil, err
 	}
 	call := in.inflight[key]
-	if call == nil {
+	if call == nil || call.ctx.Err() != nil { // none, or one being dropped
 		call = &introspectCall{done: make(chan struct{})}
+		call.ctx, call.cancel = context.WithCancel(context.Background())
 		in.inflight[key] = call
 		go in.run(call, key, token)
 	}
+	call.waiters++
 	in.mu.Unlock()
 	select {
 	case <-call.done:
 		return call.answer, call.err
 	case <-ctx.Done():
+		in.mu.Lock()
+		if call.waiters--; call.waiters == 0 {
+			call.cancel()
+		}
+		in.mu.Unlock()
 		return nil, unavailable("checking the token was cancelled", ctx.Err())
 	}
 }
 
+// run asks the question of call once a slot is free, unless no caller
+// waits for it by then.
 func (in *introspector) run(call *introspectCall, key [sha256.Size]byte, token string) {
-	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
-	defer cancel()
-	answer, err := in.ask(ctx, token)
+	defer call.cancel()
+	var answer *introspection
+	var err error
+	select {
+	case in.slots <- struct{}{}:
+		answer, err = in.ask(call.ctx, token) // bounded by fetchTimeout
+		<-in.slots
+	case <-call.ctx.Done():
+		err = call.ctx.Err()
+	}
 	if err == nil {
 		in.keep(key, answer)
 	}
 	in.mu.Lock()
-	if err != nil {
-		in.failed, in.failedAt = err, in.now()
-	} else {
+	switch {
+	case err == nil:
 		in.failed = nil
+	case call.ctx.Err() == nil:
+		// A question that ended because no one waited for it says
+		// nothing of the endpoint.
+		in.failed, in.failedAt = err, in.now()
 	}
-	delete(in.inflight, key)
+	if in.inflight[key] == call {
+		delete(in.inflight, key)
+	}
 	in.mu.Unlock()
 	call.answer, call.err = answer, err
 	close(call.done)

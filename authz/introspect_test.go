@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -192,5 +193,121 @@ func TestIntrospectionDecidesForJWTs(t *testing.T) {
 	}
 	if as.count("/introspect") != 1 || as.count("/jwks") != 0 {
 		t.Fatalf("introspect asked %d times and keys read %d times, want 1 and 0", as.count("/introspect"), as.count("/jwks"))
+	}
+}
+
+// TestIntrospectionBounded: at most maxIntrospections questions are in
+// flight to the endpoint; callers with one token share one question; a
+// caller that leaves stops waiting at once, and a question no one waits
+// for is dropped, or ended if asked, without counting as the endpoint's
+// failure. 600 requests whose clients left once made 599 questions, up
+// to 228 of them at once.
+func TestIntrospectionBounded(t *testing.T) {
+	t.Parallel()
+	as := newAuthServer(t, oauthMetadata)
+	gate := make(chan struct{})
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release) // before the server's Close, which waits for its handlers
+	as.mu.Lock()
+	as.gate = gate
+	as.mu.Unlock()
+	v, clock := newTestVerifier(t, introspectionConfig(as))
+	in := v.introspector
+	waiting := func() int {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		n := 0
+		for _, call := range in.inflight {
+			n += call.waiters
+		}
+		return n
+	}
+	settle := func(cond func() bool, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 30 s: %s", what)
+			}
+		}
+	}
+
+	// 600 clients with tokens of their own, then 50 with one token, all
+	// waiting.
+	const clients, sharing = 600, 50
+	cancels := make(map[string][]context.CancelFunc)
+	errs := make(chan error, clients+sharing)
+	for i := range clients + sharing {
+		token := fmt.Sprintf("opaque-%d", i)
+		if i >= clients {
+			token = "shared"
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels[token] = append(cancels[token], cancel)
+		go func() {
+			_, err := v.Verify(ctx, token)
+			errs <- err
+		}()
+	}
+	settle(func() bool { return waiting() == clients+sharing }, "not every client waits")
+	in.mu.Lock()
+	calls := len(in.inflight)
+	in.mu.Unlock()
+	if calls != clients+1 {
+		t.Errorf("%d questions for %d tokens", calls, clients+1)
+	}
+	settle(func() bool { return as.count("/introspect") == maxIntrospections }, "the endpoint is not asked maxIntrospections questions")
+
+	// The clients whose questions wait for a slot leave first: their
+	// questions are dropped, never asked. Then those whose questions are
+	// in flight: these end.
+	as.mu.Lock()
+	held := slices.Clone(as.held)
+	as.mu.Unlock()
+	for token, cs := range cancels {
+		if !slices.Contains(held, token) {
+			for _, cancel := range cs {
+				cancel()
+			}
+		}
+	}
+	settle(func() bool {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return len(in.inflight) == maxIntrospections
+	}, "questions no one waits for are still kept")
+	for _, token := range held {
+		for _, cancel := range cancels[token] {
+			cancel()
+		}
+	}
+	for range clients + sharing {
+		if err := <-errs; !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("a client that left got %v, want a cancelled check", err)
+		}
+	}
+	settle(func() bool {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return len(in.inflight) == 0
+	}, "questions no one waits for are still kept")
+	settle(func() bool {
+		as.mu.Lock()
+		defer as.mu.Unlock()
+		return as.inFlight == 0
+	}, "questions no one waits for are still in flight")
+	as.mu.Lock()
+	peak := as.peak
+	as.mu.Unlock()
+	if asked := as.count("/introspect"); asked != maxIntrospections || peak != maxIntrospections {
+		t.Errorf("the endpoint was asked %d questions, %d at once; want %d", asked, peak, maxIntrospections)
+	}
+
+	// The questions dropped say nothing of the endpoint: the next token is
+	// asked about, and admitted.
+	release()
+	as.setAnswer("good", map[string]any{"active": true, "iss": as.issuer, "aud": testResource, "sub": "u", "exp": clock.Now().Add(time.Hour).Unix()})
+	if _, err := v.Verify(context.Background(), "good"); err != nil {
+		t.Fatalf("after the clients left: %v", err)
 	}
 }
