@@ -33,7 +33,8 @@ const (
 
 // jqFilter is a compiled jq filter, safe for concurrent use.
 type jqFilter struct {
-	code *gojq.Code
+	code    *gojq.Code
+	regexps *jqRegexps
 }
 
 // compileJq compiles a jq filter. A syntax error says where, by line and
@@ -51,11 +52,13 @@ func compileJq(src string) (*jqFilter, error) {
 		}
 		return nil, fmt.Errorf("jq: %v", err)
 	}
-	code, err := gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil }))
+	regexps := &jqRegexps{}
+	opts := append(regexps.options(), gojq.WithEnvironLoader(func() []string { return nil }))
+	code, err := gojq.Compile(withPrelude(q), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("jq: %v", err)
 	}
-	return &jqFilter{code: code}, nil
+	return &jqFilter{code: code, regexps: regexps}, nil
 }
 
 // CheckJq reports whether src is a jq filter that compiles, with the
@@ -100,7 +103,7 @@ func (f *jqFilter) run(ctx context.Context, doc []byte) ([]byte, error) {
 
 	var outputs [][]byte
 	size := 0
-	iter := f.code.RunWithContext(ctx, in)
+	iter := f.code.RunWithContext(ctx, in, &jqRun{ctx: ctx})
 	for {
 		v, ok := iter.Next()
 		if !ok {
