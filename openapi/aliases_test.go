@@ -7,28 +7,9 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v4"
-)
 
-// aliasBomb is an OpenAPI document whose schemas alias each other levels
-// deep, width aliases a level: width^levels values once expanded, from a
-// few hundred bytes.
-func aliasBomb(levels, width int) string {
-	var b strings.Builder
-	b.WriteString("openapi: 3.0.3\ninfo: {title: bomb, version: \"1\"}\ncomponents:\n  schemas:\n")
-	b.WriteString("    l0: &l0 {type: string, description: leaf}\n")
-	for l := 1; l <= levels; l++ {
-		fmt.Fprintf(&b, "    l%d: &l%d {type: object, properties: {", l, l)
-		for w := range width {
-			if w > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "p%d: *l%d", w, l-1)
-		}
-		b.WriteString("}}\n")
-	}
-	fmt.Fprintf(&b, "paths:\n  /x:\n    get:\n      operationId: x\n      responses:\n        \"200\":\n          description: ok\n          content:\n            application/json:\n              schema: *l%d\n", levels)
-	return b.String()
-}
+	"github.com/caddy-mcp/caddy-mcp/internal/hostileinput"
+)
 
 // TestLoadRefusesAliasBombs: YAML whose aliases would expand it far past
 // what it writes is refused before kin-openapi reads it, in little memory:
@@ -39,7 +20,7 @@ func TestLoadRefusesAliasBombs(t *testing.T) {
 	t.Parallel()
 	for _, levels := range []int{5} {
 		t.Run(fmt.Sprintf("%d levels", levels), func(t *testing.T) {
-			doc := aliasBomb(levels, 10)
+			doc := hostileinput.AliasBomb(levels, 10)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			_, err := Load([]byte(doc))
@@ -54,7 +35,7 @@ func TestLoadRefusesAliasBombs(t *testing.T) {
 		})
 	}
 	t.Run("aliases within the allowance", func(t *testing.T) {
-		d, err := Load([]byte(aliasBomb(3, 10)))
+		d, err := Load(hostileinput.AliasBomb(3, 10))
 		if err != nil {
 			t.Fatal(err)
 		}

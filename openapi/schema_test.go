@@ -9,6 +9,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/hostileinput"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -95,29 +96,6 @@ func TestConvertBounds(t *testing.T) {
 	}
 }
 
-// schemaBomb is a document of a few hundred kilobytes whose operations
-// each write out one schema, with a long description, props times: as a
-// request body's properties, or as an answer's.
-func schemaBomb(ops, props, description int, where string) []byte {
-	var properties []string
-	for i := range props {
-		properties = append(properties, fmt.Sprintf(`"p%d":{"$ref":"#/components/schemas/Big"}`, i))
-	}
-	body := `{"type":"object","properties":{` + strings.Join(properties, ",") + `}}`
-	var paths []string
-	for i := range ops {
-		op := `"responses":{"200":{"description":"ok"}}`
-		if where == "input" {
-			op = `"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Body"}}}},` + op
-		} else {
-			op = `"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Body"}}}}}`
-		}
-		paths = append(paths, fmt.Sprintf(`"/op%d":{"post":{"operationId":"op%d",%s}}`, i, i, op))
-	}
-	return []byte(`{"openapi":"3.0.3","info":{"title":"bomb","version":"1"},"paths":{` + strings.Join(paths, ",") +
-		`},"components":{"schemas":{"Big":{"type":"string","description":"` + strings.Repeat("d", description) + `"},"Body":` + body + `}}}`)
-}
-
 // TestSchemaBytesBounds: a schema referenced thousands of times is
 // written out within MaxToolSchema per tool (past it, the operation is
 // skipped, naming the schema) and MaxDocumentTools per document (past
@@ -127,7 +105,7 @@ func TestSchemaBytesBounds(t *testing.T) {
 	t.Parallel()
 	for _, where := range []string{"input", "output"} {
 		t.Run("one tool, "+where, func(t *testing.T) {
-			data := schemaBomb(3, 4000, 100<<10, where)
+			data := hostileinput.SchemaBomb(3, 4000, 100<<10, where)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			d, err := Load(data)
@@ -155,7 +133,7 @@ func TestSchemaBytesBounds(t *testing.T) {
 	}
 	t.Run("a document", func(t *testing.T) {
 		// 120 tools of 200 KB each: every one within its bound, 24 MB in all.
-		d, err := Load(schemaBomb(120, 1, 200<<10, "input"))
+		d, err := Load(hostileinput.SchemaBomb(120, 1, 200<<10, "input"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +142,7 @@ func TestSchemaBytesBounds(t *testing.T) {
 			t.Fatalf("got %v, want the document refused", err)
 		}
 		// Curated, it loads.
-		res, err := d.Tools(Curation{Include: []string{"op1", "op2"}}, nil)
+		res, err := d.Tools(Curation{Include: []string{"bomb1", "bomb2"}}, nil)
 		if err != nil || len(res.Tools) != 2 {
 			t.Fatalf("curated: %v, %+v", err, res)
 		}

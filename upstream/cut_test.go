@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/hostileinput"
 	"github.com/caddy-mcp/caddy-mcp/internal/jsonschema"
 )
 
@@ -438,42 +439,14 @@ func TestCutDeepNesting(t *testing.T) {
 	checkCut(t, string(src), cutJSON(src, 4096, cut), 4096, cut)
 }
 
-// deepAnswers are answers whose nesting once made a cut cost memory in
-// the square of the depth (each level built its child's whole path, and
-// every record kept its own): objects under long keys nested nearly as
-// deep as encoding/json reads, arrays as deep, and a deep chain above
-// many strings to shorten.
-func deepAnswers() map[string][]byte {
-	key := strings.Repeat("k", 100)
-	chain := func(depth int, open, close, inner string) []byte {
-		var b bytes.Buffer
-		for range depth {
-			b.WriteString(open)
-		}
-		b.WriteString(inner)
-		for range depth {
-			b.WriteString(close)
-		}
-		return b.Bytes()
-	}
-	var strs []string
-	for range 2000 {
-		strs = append(strs, `"`+strings.Repeat("s", 1000)+`"`)
-	}
-	return map[string][]byte{
-		"objects 9,900 deep under 100-byte keys": chain(9900, `{"`+key+`":`, `}`, `"`+strings.Repeat("v", 1<<20)+`"`),
-		"arrays 9,900 deep":                      chain(9900, `[`, `,"`+strings.Repeat("a", 100)+`"]`, `"`+strings.Repeat("v", 1<<20)+`"`),
-		"2,000 objects deep above 2,000 strings": chain(2000, `{"`+key+`":`, `}`, `[`+strings.Join(strs, ",")+`]`),
-	}
-}
-
 // TestCutDeepAnswer: however deep the answer, the cut allocates in
 // proportion to the answer, the text and structuredContent stay within
 // max_result_size, and the _meta record within MaxCutMeta.
 func TestCutDeepAnswer(t *testing.T) {
-	for name, body := range deepAnswers() {
+	for _, answer := range hostileinput.DeepAnswers() {
+		body := answer.Body
 		for _, limit := range []int64{1 << 20, 4 << 10} {
-			t.Run(fmt.Sprintf("%s, %d bytes", name, limit), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s, %d bytes", answer.Name, limit), func(t *testing.T) {
 				if !json.Valid(body) {
 					t.Fatal("the answer is not valid JSON")
 				}
@@ -631,7 +604,7 @@ func FuzzCutShapes(f *testing.F) {
 // stays within max_result_size.
 func TestCutCountsWhatIsSent(t *testing.T) {
 	t.Parallel()
-	invalid := strings.Repeat("\xffa", 1500)
+	invalid := hostileinput.NotUTF8()
 	for _, tt := range []struct{ name, mediaType, body string }{
 		{"text", "text/plain", invalid},
 		{"JSON", "application/json", `{"s":"` + invalid + `","t":["` + invalid + `"]}`},

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/hostileinput"
 )
 
 // hostileLimit is the address space the Caddy of these tests runs under:
@@ -26,30 +28,13 @@ import (
 // document of anchors 3.3 GB to load.
 const hostileLimit = 3 << 30
 
-// deepChain is open repeated depth times around inner, then close as
-// often.
-func deepChain(depth int, open, close, inner string) []byte {
-	var b bytes.Buffer
-	b.WriteString(strings.Repeat(open, depth))
-	b.WriteString(inner)
-	b.WriteString(strings.Repeat(close, depth))
-	return b.Bytes()
-}
-
 // hostileAnswers are the answers of the hostile upstream, by path.
 func hostileAnswers() map[string][]byte {
-	key := strings.Repeat("k", 100)
-	strs := make([]string, 2000)
-	for i := range strs {
-		strs[i] = `"` + strings.Repeat("s", 1000) + `"`
+	answers := map[string][]byte{"/bytes": []byte(`{"s":"` + hostileinput.NotUTF8() + `","t":["` + hostileinput.NotUTF8() + `"]}`)}
+	for _, a := range hostileinput.DeepAnswers() {
+		answers[a.Path] = a.Body
 	}
-	invalid := strings.Repeat("\xffa", 1500)
-	return map[string][]byte{
-		"/objects": deepChain(9900, `{"`+key+`":`, `}`, `"`+strings.Repeat("v", 1<<20)+`"`),
-		"/arrays":  deepChain(9900, `[`, `,"`+strings.Repeat("a", 100)+`"]`, `"`+strings.Repeat("v", 1<<20)+`"`),
-		"/strings": deepChain(2000, `{"`+key+`":`, `}`, `[`+strings.Join(strs, ",")+`]`),
-		"/bytes":   []byte(`{"s":"` + invalid + `","t":["` + invalid + `"]}`),
-	}
+	return answers
 }
 
 // TestHostileAnswers: an upstream whose answers are nested nearly as deep
@@ -170,43 +155,6 @@ func checkShapedAnswer(t *testing.T, name string, a answer, limit int64) {
 		name, len(a.body), len(text), len(msg.Result.StructuredContent), len(msg.Result.Meta.Cut), limit)
 }
 
-// The hostile documents: YAML whose anchors alias each other 7 levels
-// deep, 10 aliases a level (1.2 KB, ten million values expanded), and
-// JSON whose one schema with a 100 KB description 4,000 properties of a
-// body refer to, used by three operations (268 KB, a 400 MB input schema
-// each).
-func aliasBombYAML() []byte {
-	var b strings.Builder
-	b.WriteString("openapi: 3.0.3\ninfo: {title: bomb, version: \"1\"}\ncomponents:\n  schemas:\n")
-	b.WriteString("    l0: &l0 {type: string, description: leaf}\n")
-	for l := 1; l <= 7; l++ {
-		fmt.Fprintf(&b, "    l%d: &l%d {type: object, properties: {", l, l)
-		for w := range 10 {
-			if w > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "p%d: *l%d", w, l-1)
-		}
-		b.WriteString("}}\n")
-	}
-	b.WriteString("paths:\n  /x:\n    get:\n      operationId: bomb\n      responses:\n        \"200\":\n          description: ok\n          content:\n            application/json:\n              schema: *l7\n")
-	return []byte(b.String())
-}
-
-func schemaBombJSON() []byte {
-	props := make([]string, 4000)
-	for i := range props {
-		props[i] = fmt.Sprintf(`"p%d":{"$ref":"#/components/schemas/Big"}`, i)
-	}
-	var paths []string
-	for i := range 3 {
-		paths = append(paths, fmt.Sprintf(`"/op%d":{"post":{"operationId":"bomb%d","requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Body"}}}},"responses":{"200":{"description":"ok"}}}}`, i, i))
-	}
-	return []byte(`{"openapi":"3.0.3","info":{"title":"bomb","version":"1"},"paths":{` + strings.Join(paths, ",") +
-		`},"components":{"schemas":{"Big":{"type":"string","description":"` + strings.Repeat("d", 100<<10) +
-		`"},"Body":{"type":"object","properties":{` + strings.Join(props, ",") + `}}}}}`)
-}
-
 const goodDocument = `{"openapi":"3.0.3","info":{"title":"good","version":"1"},"paths":{"/items":{"get":{"operationId":"list_items","responses":{"200":{"description":"ok"}}}}}}`
 
 // documentSites is an mcp endpoint importing source beside an inline
@@ -234,7 +182,15 @@ func TestHostileDocuments(t *testing.T) {
 		t.Skip("starts Caddy processes")
 	}
 	t.Parallel()
-	docs := map[string][]byte{"/good.json": []byte(goodDocument), "/aliases.yaml": aliasBombYAML(), "/schemas.json": schemaBombJSON()}
+	// Anchors 7 levels deep, 10 aliases a level (1.2 KB, ten million
+	// values expanded); a schema with a 100 KB description written out by
+	// 4,000 properties of a body of three operations (268 KB, a 400 MB
+	// input schema each).
+	docs := map[string][]byte{
+		"/good.json":    []byte(goodDocument),
+		"/aliases.yaml": hostileinput.AliasBomb(7, 10),
+		"/schemas.json": hostileinput.SchemaBomb(3, 4000, 100<<10, "input"),
+	}
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if body, ok := docs[r.URL.Path]; ok {
 			w.Write(body)
