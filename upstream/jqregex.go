@@ -160,8 +160,12 @@ func (c *jqRegexps) compile(re, flags string) (*jqRegexp, error) {
 		return nil, fmt.Errorf("invalid regular expression %q: %s", expr, err)
 	}
 	r = &jqRegexp{re: compiled, insts: programSize(expr)}
-	// Both wrap an expression that compiled, so they compile.
-	r.after = regexp.MustCompile(`(?s:.)(?:` + expr + `)`)
+	// These wrap an expression that compiled; only one at the limit of
+	// Go's program size fails to, and without after no search but the
+	// first can be made.
+	if r.after, err = regexp.Compile(`(?s:.)(?:` + expr + `)`); err != nil {
+		return nil, fmt.Errorf("invalid regular expression %q: %s", expr, err)
+	}
 	r.probe, _ = regexp.Compile(`\A(?s:.)(?:` + expr + `)`)
 	c.mu.Lock()
 	if c.cache == nil || len(c.cache) >= jqMaxRegexps {
