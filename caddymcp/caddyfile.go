@@ -81,6 +81,7 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //			scopes  <scope...>
 //			jq      <filter>
 //			max_result_size <size>
+//			body_field <key> <json>
 //		}
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -252,7 +253,7 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 			continue
 		}
 		switch key {
-		case "arg", "query", "header", "annotations":
+		case "arg", "query", "header", "annotations", "body_field":
 		default:
 			if seen[key] {
 				return nil, d.Errf("tool %s: %s is set twice", t.Name, key)
@@ -310,6 +311,8 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 			default:
 				return nil, d.Errf("tool %s: body takes json, form, or arg <name>", t.Name)
 			}
+		case "body_field":
+			err = bodyFieldLine(d, &t.BodyFields, "tool "+t.Name)
 		case "timeout":
 			err = durationArg(d, &t.Timeout)
 		case "jq":
@@ -343,6 +346,37 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 	}
 	mapShorthands(t)
 	return t, nil
+}
+
+// bodyFieldLine reads "body_field <key> <json>" into fields. A value in
+// double quotes is a JSON string (body_field state "closed"); any other
+// (3, true, null, a backquoted object or array) is JSON as written. where
+// names the block in errors.
+func bodyFieldLine(d *caddyfile.Dispenser, fields *map[string]json.RawMessage, where string) error {
+	args := d.CountRemainingArgs()
+	if args != 2 {
+		return d.Errf("%s: body_field takes a key and a JSON value, got %d arguments", where, args)
+	}
+	d.NextArg()
+	key := d.Val()
+	d.NextArg()
+	text := restoreShorthands(d.Val())
+	var value json.RawMessage
+	if strings.HasPrefix(d.ValRaw(), `"`) {
+		value, _ = json.Marshal(text)
+	} else if json.Valid([]byte(text)) {
+		value = json.RawMessage(text)
+	} else {
+		return d.Errf("%s: body_field %s: %s is not JSON (write a string in double quotes, \"%s\")", where, key, text, text)
+	}
+	if _, dup := (*fields)[key]; dup {
+		return d.Errf("%s: body_field %s is set twice", where, key)
+	}
+	if *fields == nil {
+		*fields = make(map[string]json.RawMessage)
+	}
+	(*fields)[key] = value
+	return nil
 }
 
 // typeLike are words that look like a type but are not one of ours; an

@@ -93,6 +93,12 @@ type Tool struct {
 	// at a character boundary, with a note saying what was cut. At least
 	// 1KiB. Default: the handler's max_result_size.
 	MaxResultSize int64 `json:"max_result_size,omitempty"`
+
+	// BodyFields are members of the JSON body fixed by the configuration,
+	// by key, each a JSON value: no argument sets them and the model does
+	// not see them ({"state": "closed"} closes an issue). Placeholders in
+	// them are not replaced. Default: none.
+	BodyFields map[string]json.RawMessage `json:"body_fields,omitempty"`
 }
 
 // Arg declares one argument of a tool.
@@ -239,6 +245,7 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 			def.Query = append(def.Query, upstream.Field{Name: k, Value: v})
 		}
 	}
+	def.BodyFields = bodyFields(t.BodyFields)
 	op, err := upstream.NewOperation(def)
 	if err != nil {
 		return nil, err
@@ -252,6 +259,15 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 	p.timeout = t.Timeout
 	p.shape.MaxSize = t.MaxResultSize
 	return p, nil
+}
+
+// bodyFields are fields as a definition takes them, in key order.
+func bodyFields(fields map[string]json.RawMessage) []upstream.BodyField {
+	var out []upstream.BodyField
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		out = append(out, upstream.BodyField{Key: k, Value: fields[k]})
+	}
+	return out
 }
 
 // checkResultSize refuses a max_result_size that is negative or too small

@@ -849,3 +849,35 @@ func TestArrayArgEnumListsTheAllowedItems(t *testing.T) {
 		t.Error("an item outside the enum passed")
 	}
 }
+
+// TestLiveBodyFields: body_field members reach the upstream in the JSON
+// body beside the arguments, and the model sees no argument for them.
+func TestLiveBodyFields(t *testing.T) {
+	bin := mcptest.StartHTTPBin(t)
+	loadCaddyfile(t, "", `http://:{$LIVE_PORT} {
+	mcp /mcp {
+		upstream `+bin+`
+		tool close_issue {
+			description "Close an issue."
+			patch /anything/issues/{n}
+			arg n integer required
+			arg comment string
+			body_field state "closed"
+			body_field labels `+"`"+`["done"]`+"`"+`
+		}
+	}
+}`)
+	c := connect(t, "/mcp", eras[0], nil)
+	e := parseEcho(t, callTool(t, c, "close_issue", map[string]any{"n": 7, "comment": "fixed"}))
+	got, _ := json.Marshal(e.JSON)
+	if want := `{"comment":"fixed","labels":["done"],"state":"closed"}`; string(got) != want {
+		t.Errorf("the upstream got %s, want %s", got, want)
+	}
+	list, err := c.ListTools(context.Background(), mcpListTools())
+	if err != nil || len(list.Tools) != 1 {
+		t.Fatalf("%v %+v", err, list)
+	}
+	if schema, _ := json.Marshal(list.Tools[0].InputSchema); strings.Contains(string(schema), "state") || strings.Contains(string(schema), "labels") {
+		t.Errorf("the model sees a fixed member: %s", schema)
+	}
+}

@@ -41,6 +41,15 @@ type Definition struct {
 	// Jq is a jq filter that reshapes a 2xx JSON answer before it becomes
 	// the result; OutputSchema then describes the filter's output. "": none.
 	Jq string
+	// BodyFields are members of the JSON body the configuration fixes,
+	// which no argument sets: closing an issue sends "state": "closed".
+	BodyFields []BodyField
+}
+
+// BodyField is a fixed member of a JSON body: a key and its JSON value.
+type BodyField struct {
+	Key   string
+	Value json.RawMessage
 }
 
 // Arg is one arg line of a Definition.
@@ -164,7 +173,7 @@ func NewOperation(def Definition) (*Operation, error) {
 		}
 	}
 
-	spec := planSpec{Method: def.Method, Path: def.Path, Query: def.Query, Header: def.Header, Body: def.Body, BodyArg: def.BodyArg}
+	spec := planSpec{Method: def.Method, Path: def.Path, Query: def.Query, Header: def.Header, Body: def.Body, BodyArg: def.BodyArg, BodyFields: def.BodyFields}
 	if props != nil {
 		placed := make(map[string]Arg, len(def.Args))
 		for _, a := range def.Args {

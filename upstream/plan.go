@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -102,7 +104,8 @@ type planSpec struct {
 	Header []Field
 	Body   BodyMode
 	// BodyArg names the argument sent as the whole body with Body == BodyArg.
-	BodyArg string
+	BodyArg    string
+	BodyFields []BodyField
 }
 
 // requestPlan turns the arguments of one call into one HTTP request. It is
@@ -117,6 +120,8 @@ type requestPlan struct {
 	header   []fixedField
 	body     BodyMode
 	bodyArg  string
+	// bodyFields are the fixed members of the JSON body, compacted, by key.
+	bodyFields map[string]json.RawMessage
 	// extra is where arguments that are not declared go (a free-form
 	// input_schema may allow them).
 	extra Placement
@@ -330,6 +335,9 @@ func newRequestPlan(spec planSpec) (*requestPlan, error) {
 	default:
 		return nil, fmt.Errorf("unknown body mode %q (want json, form or arg)", p.body)
 	}
+	if err := p.fixBodyFields(spec.BodyFields); err != nil {
+		return nil, err
+	}
 	fixed := make(url.Values, len(p.query))
 	for _, f := range p.query {
 		fixed[f.name] = nil
@@ -420,6 +428,40 @@ func fixedKey(name string, fixed url.Values) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// fixBodyFields checks and keeps the fixed members of the JSON body: in
+// a JSON body of a request that has one, each key once, valid JSON, and
+// no declared argument sent under the same key.
+func (p *requestPlan) fixBodyFields(fields []BodyField) error {
+	if len(fields) == 0 {
+		return nil
+	}
+	if p.method == http.MethodGet || p.method == http.MethodHead {
+		return fmt.Errorf("body_field: a %s request has no body", p.method)
+	}
+	if p.body != BodyJSON {
+		return fmt.Errorf("body_field: fixed members go in a JSON body, and this one is body %s", p.body)
+	}
+	p.bodyFields = make(map[string]json.RawMessage, len(fields))
+	for _, f := range fields {
+		if f.Key == "" {
+			return fmt.Errorf("body_field: the key is empty")
+		}
+		if _, dup := p.bodyFields[f.Key]; dup {
+			return fmt.Errorf("body_field %s is set twice", f.Key)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, f.Value); err != nil {
+			return fmt.Errorf("body_field %s: the value is not JSON: %v", f.Key, err)
+		}
+		if a := p.keys[wireKey{InBody, f.Key}]; a != nil {
+			return argError(a.Name, fmt.Errorf("argument %q: the body member %s is fixed by body_field", a.Name, f.Key))
+		}
+		p.bodyFields[f.Key] = compact.Bytes()
+	}
+	p.hasBody = true
+	return nil
 }
 
 // refuseFixed returns an error naming the arguments that would add to a

@@ -191,8 +191,11 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 				bodyValue, bodyGiven = v, true
 				continue
 			}
+			if _, fixed := p.bodyFields[key]; fixed {
+				return nil, target, fmt.Errorf("argument %q is fixed by the configuration and cannot be sent", name)
+			}
 			if bodyArgs == nil {
-				bodyArgs = make(map[string]any, len(args))
+				bodyArgs = make(map[string]any, len(args)+len(p.bodyFields))
 			}
 			bodyArgs[key] = v
 		}
@@ -226,7 +229,10 @@ func (p *requestPlan) build(ctx context.Context, base *url.URL, args map[string]
 		setDefault(header, "Content-Type", "application/x-www-form-urlencoded")
 	case p.hasBody || bodyArgs != nil:
 		if bodyArgs == nil {
-			bodyArgs = map[string]any{}
+			bodyArgs = make(map[string]any, len(p.bodyFields))
+		}
+		for key, v := range p.bodyFields {
+			bodyArgs[key] = v
 		}
 		body, err = json.Marshal(bodyArgs)
 		setDefault(header, "Content-Type", "application/json")

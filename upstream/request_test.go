@@ -378,3 +378,57 @@ func TestLabelKeepsPlaceholders(t *testing.T) {
 		t.Errorf("label %q", call.Label)
 	}
 }
+
+// TestBodyFields: body_field fixes members of a JSON body that no
+// argument sets, with or without body arguments; a definition that would
+// let an argument set one, or put one where there is no JSON body, is
+// refused, and so is a call whose undeclared argument would.
+func TestBodyFields(t *testing.T) {
+	t.Parallel()
+	closed := []BodyField{{Key: "state", Value: json.RawMessage(`"closed"`)}, {Key: "lock", Value: json.RawMessage(` {"reason": null} `)}}
+	for _, tt := range []struct {
+		name string
+		def  Definition
+		args map[string]any
+		want string // the body, or the error
+	}{
+		{"alone", Definition{Method: "PATCH", Path: "/issues/{n}", Args: []Arg{{Name: "n", Type: "integer"}}, BodyFields: closed},
+			map[string]any{"n": 3}, `{"lock":{"reason":null},"state":"closed"}`},
+		{"beside arguments", Definition{Method: "PATCH", Path: "/issues/{n}", Args: []Arg{{Name: "n", Type: "integer"}, {Name: "title"}}, BodyFields: closed},
+			map[string]any{"n": 3, "title": "t"}, `{"lock":{"reason":null},"state":"closed","title":"t"}`},
+		{"an undeclared argument may not set one", Definition{Method: "POST", Path: "/x", InputSchema: json.RawMessage(`{"type":"object"}`), BodyFields: closed},
+			map[string]any{"state": "open"}, `error: argument "state" is fixed by the configuration and cannot be sent`},
+		{"a declared argument may not either", Definition{Method: "POST", Path: "/x", Args: []Arg{{Name: "s", WireName: "state"}}, BodyFields: closed},
+			nil, `error: argument "s": the body member state is fixed by body_field`},
+		{"not in a GET", Definition{Method: "GET", Path: "/x", BodyFields: closed},
+			nil, `error: body_field: a GET request has no body`},
+		{"not in a form", Definition{Method: "POST", Path: "/x", Body: BodyForm, BodyFields: closed},
+			nil, `error: body_field: fixed members go in a JSON body, and this one is body form`},
+		{"not JSON", Definition{Method: "POST", Path: "/x", BodyFields: []BodyField{{Key: "state", Value: json.RawMessage(`closed`)}}},
+			nil, `error: body_field state: the value is not JSON`},
+		{"twice", Definition{Method: "POST", Path: "/x", BodyFields: append(closed, closed[0])},
+			nil, `error: body_field state is set twice`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.def.Name = "tool"
+			op, err := NewOperation(tt.def)
+			if err != nil {
+				if !strings.HasPrefix("error: "+err.Error(), tt.want) {
+					t.Fatalf("got %v, want %s", err, tt.want)
+				}
+				return
+			}
+			req, _, err := op.Request(context.Background(), mustURL(t, "https://api.example.com"), tt.args, mapReplacer{})
+			if err != nil {
+				if !strings.HasSuffix(err.Error(), strings.TrimPrefix(tt.want, "error: ")) {
+					t.Fatalf("got %v, want %s", err, tt.want)
+				}
+				return
+			}
+			body, _ := io.ReadAll(req.Body)
+			if string(body) != tt.want || req.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("body %s (%s), want %s", body, req.Header.Get("Content-Type"), tt.want)
+			}
+		})
+	}
+}
