@@ -39,7 +39,7 @@ func TestLoadRefusesAliasBombs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := d.Tools(Curation{}, nil)
+		res, err := d.Tools(Curation{Output: OutputStrict}, nil)
 		if err != nil || len(res.Tools) != 1 {
 			t.Fatalf("%v, %+v", err, res)
 		}

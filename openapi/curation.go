@@ -24,6 +24,12 @@ type Curation struct {
 	Rename map[string]string
 	// Describe gives the tool of an operationId another description.
 	Describe map[string]string
+	// Output is how the response schemas become output schemas; default
+	// OutputLenient.
+	Output OutputMode
+	// Tune changes the tools of single operations, by operationId. A
+	// tuned operation that cannot be mapped is an error, not a skip.
+	Tune map[string]*Tuning
 }
 
 // check reports a rename or describe naming an operationId the document
@@ -44,6 +50,19 @@ func (c *Curation) check(ids map[string]bool) error {
 		if strings.TrimSpace(c.Describe[id]) == "" {
 			return fmt.Errorf("describe %s: the description is empty", id)
 		}
+	}
+	for _, id := range sortedKeys(c.Tune) {
+		if !ids[id] {
+			return fmt.Errorf("operation %s: the document has no operation with that operationId", id)
+		}
+		if t := c.Tune[id]; t != nil {
+			if err := CheckOutputMode(t.Output); err != nil {
+				return fmt.Errorf("operation %s: %v", id, err)
+			}
+		}
+	}
+	if err := CheckOutputMode(c.Output); err != nil {
+		return err
 	}
 	for _, p := range slices.Concat(c.Include, c.Exclude) {
 		if strings.TrimSpace(p) == "" {

@@ -170,7 +170,7 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 			for i := int(next.Add(1)) - 1; i < len(jobs) && passed.Load() == nil; i = int(next.Add(1)) - 1 {
 				j := &jobs[i]
 				if j.reason = d.ownServer(j.item, j.op); j.reason == "" {
-					j.tool, j.reason = mapOperation(j.name, j.method, j.path, j.item, j.op, header)
+					j.tool, j.reason = mapOperation(j.name, j.method, j.path, j.item, j.op, header, c.tuning(j.op.OperationID))
 				}
 				if j.tool != nil && written.Add(int64(j.tool.size())) > MaxDocumentTools {
 					passed.CompareAndSwap(nil, j)
@@ -186,6 +186,9 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 
 	res.Selected = len(jobs)
 	for _, j := range jobs {
+		if _, tuned := c.Tune[j.op.OperationID]; tuned && j.reason != "" && j.op.OperationID != "" {
+			return nil, fmt.Errorf("operation %s: %s", j.op.OperationID, j.reason)
+		}
 		if j.reason != "" {
 			res.Skipped = append(res.Skipped, Skipped{OperationID: j.op.OperationID, Method: j.method, Path: j.path, Reason: j.reason})
 			continue
@@ -196,6 +199,22 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 		res.Tools = append(res.Tools, *j.tool)
 	}
 	return res, nil
+}
+
+// tuning is how the operation id is tuned, with its output mode: never
+// nil.
+func (c *Curation) tuning(id string) *Tuning {
+	t := &Tuning{}
+	if own := c.Tune[id]; own != nil && id != "" {
+		*t = *own
+	}
+	if t.Output == "" {
+		t.Output = c.Output
+	}
+	if t.Output == "" {
+		t.Output = OutputLenient
+	}
+	return t
 }
 
 // MaxDocumentTools bounds the bytes of input and output schemas and
@@ -226,6 +245,7 @@ func (d *Document) ownServer(item *openapi3.PathItem, op *openapi3.Operation) st
 // operationMapping is one operation's tool as it is built.
 type operationMapping struct {
 	method string
+	tune   *Tuning // nil: not tuned
 	conv   *converter // of the input schema
 	out    *converter // of the output schema
 	props  map[string]any
@@ -236,8 +256,9 @@ type operationMapping struct {
 	def    upstream.Definition
 }
 
-// mapOperation makes the tool of one operation, or says why it cannot.
-func mapOperation(name, method, path string, item *openapi3.PathItem, op *openapi3.Operation, header http.Header) (*Tool, string) {
+// mapOperation makes the tool of one operation, tuned by tune, or says
+// why it cannot.
+func mapOperation(name, method, path string, item *openapi3.PathItem, op *openapi3.Operation, header http.Header, tune *Tuning) (*Tool, string) {
 	switch method {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	default:
@@ -247,6 +268,7 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 		method: method,
 		conv:   newConverter(request),
 		out:    newConverter(response),
+		tune:   tune,
 		props:  make(map[string]any),
 		used:   make(map[string]bool),
 		header: make(http.Header),
@@ -294,6 +316,18 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 	def := m.def
 	def.Name, def.Method, def.Path = name, method, template
 	def.Args, def.InputSchema = m.args, input
+	def.Jq, def.Query, def.BodyFields = tune.Jq, tune.Query, tune.BodyFields
+	// The document's response schemas drift from the API's answers: an
+	// answer that breaks the output schema still reaches the model.
+	def.Drift = true
+	switch {
+	case tune.OutputSchema != nil:
+		output, def.OutputSchema = nil, tune.OutputSchema
+	case tune.Jq != "" || tune.Output == OutputOff:
+		output = nil // the document does not describe a filter's output
+	case output != nil && tune.Output == OutputLenient:
+		output = lenient(output)
+	}
 	if output != nil {
 		if reason := m.out.passed("output", 0); reason != "" {
 			return nil, reason
@@ -304,6 +338,9 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 		if reason := m.out.passed("output", len(def.OutputSchema)); reason != "" {
 			return nil, reason
 		}
+	}
+	for field, values := range tune.Header {
+		m.header[http.CanonicalHeaderKey(field)] = values
 	}
 	if len(m.header) == 0 {
 		m.header = nil
@@ -371,6 +408,9 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 		case "Accept", "Content-Type", "Authorization":
 			return "", ""
 		}
+	}
+	if p.In == openapi3.ParameterInQuery && m.tune.fixesQuery(p.Name) || p.In == openapi3.ParameterInHeader && m.tune.fixesHeader(p.Name) {
+		return "", "" // the configuration fixes it
 	}
 	if p.Schema == nil || p.Schema.Value == nil {
 		return "", fmt.Sprintf("%s parameter %q is described by content, not a schema", p.In, p.Name)
@@ -669,7 +709,7 @@ func (m *operationMapping) bodyProperties(s *openapi3.Schema) {
 	defer func() { m.conv.path = m.conv.path[:len(m.conv.path)-1] }()
 	for _, wire := range sortedKeys(s.Properties) {
 		ref := s.Properties[wire]
-		if m.conv.leftOut(ref) {
+		if m.conv.leftOut(ref) || m.tune.fixesBody(wire) {
 			continue
 		}
 		name := argName(wire)

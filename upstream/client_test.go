@@ -53,7 +53,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := resp.result(context.Background(), cl, &Operation{})
+		res, _ := resp.result(context.Background(), cl, &Operation{})
 		if res.IsError || !strings.Contains(textOf(t, res), `"q": [`) {
 			t.Fatalf("unexpected result %+v", res)
 		}
@@ -68,7 +68,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 		if resp.Status != http.StatusFound {
 			t.Fatalf("status %d, want 302", resp.Status)
 		}
-		res := resp.result(context.Background(), cl, &Operation{})
+		res, _ := resp.result(context.Background(), cl, &Operation{})
 		text := textOf(t, res)
 		if !res.IsError || !strings.Contains(text, "302") || !strings.Contains(text, "http://other.example/next") || strings.Contains(text, "token") {
 			t.Fatalf("unexpected result %q", text)

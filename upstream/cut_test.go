@@ -281,7 +281,7 @@ func TestShapingStructured(t *testing.T) {
 	target := Target{Label: "GET /repos/o/r"}
 	body := fmt.Sprintf(`{"id":1,"name":"r","topics":["a","b"],"items":%s}`, items(60, 40))
 	for _, summary := range []bool{false, true} {
-		res := structured([]byte(body), mustSchema(t, `{"type":"object"}`), "answer")
+		res, _ := (&Operation{output: mustSchema(t, `{"type":"object"}`)}).structured([]byte(body), "answer")
 		res = Shaping{MaxSize: 2048, SummaryText: summary}.apply(target, 200, res, true)
 		sc := res.StructuredContent.(json.RawMessage)
 		if len(sc) > 2048 || !json.Valid(sc) {
@@ -316,13 +316,13 @@ func TestShapingStructured(t *testing.T) {
 // TestShapingSummaryUncut: structured_text summary without a cut is the
 // summary alone; full with no limit leaves the result alone.
 func TestShapingSummaryUncut(t *testing.T) {
-	obj := structured([]byte(`{"a":[1,2,3],"b":{}}`), mustSchema(t, `{"type":"object"}`), "answer")
+	obj, _ := (&Operation{output: mustSchema(t, `{"type":"object"}`)}).structured([]byte(`{"a":[1,2,3],"b":{}}`), "answer")
 	got := Shaping{SummaryText: true}.apply(Target{Label: "GET /x"}, 200, obj, true)
 	want := "GET /x answered 200 OK: an object of 2 keys (a has 3 items), 20 bytes of JSON; see structuredContent."
 	if text := got.Content[0].(mcp.TextContent).Text; text != want {
 		t.Errorf("got %q, want %q", text, want)
 	}
-	full := structured([]byte(`{"a":1}`), mustSchema(t, `{"type":"object"}`), "answer")
+	full, _ := (&Operation{output: mustSchema(t, `{"type":"object"}`)}).structured([]byte(`{"a":1}`), "answer")
 	if got := (Shaping{}).apply(Target{}, 200, full, true); got.Content[0].(mcp.TextContent).Text != `{"a":1}` || got.Meta != nil {
 		t.Errorf("full text changed: %+v", got)
 	}

@@ -19,7 +19,7 @@ func TestRedirectLocation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		resp := &Response{Status: http.StatusFound, Header: http.Header{"Location": {tt.location}}}
-		res := resp.result(context.Background(), call, &Operation{})
+		res, _ := resp.result(context.Background(), call, &Operation{})
 		msg := textOf(t, res)
 		if !res.IsError || !strings.Contains(msg, "(redirect to "+tt.want+", not followed)") {
 			t.Errorf("Location %s: %q, want the target shown as %s", tt.location, msg, tt.want)

@@ -44,6 +44,11 @@ type Definition struct {
 	// BodyFields are members of the JSON body the configuration fixes,
 	// which no argument sets: closing an issue sends "state": "closed".
 	BodyFields []BodyField
+	// Drift says OutputSchema comes from a document that the API's answers
+	// may drift from: an answer that breaks it is an error result that
+	// says so and holds the answer, rather than one that lists the
+	// violations alone, so that the model still gets the data.
+	Drift bool
 }
 
 // BodyField is a fixed member of a JSON body: a key and its JSON value.
@@ -113,6 +118,7 @@ type Operation struct {
 	quick  *quickCheck // before input, for arg lines
 	output *jsonschema.Schema
 	jq     *jqFilter // nil: none
+	drift  bool
 	plan   *requestPlan
 }
 
@@ -129,7 +135,7 @@ func NewOperation(def Definition) (*Operation, error) {
 		seen[a.Name] = true
 	}
 
-	op := &Operation{name: def.Name}
+	op := &Operation{name: def.Name, drift: def.Drift}
 	var props map[string]schemaProperty
 	var err error
 	if len(def.InputSchema) > 0 {
@@ -274,12 +280,20 @@ func (op *Operation) Request(ctx context.Context, base *url.URL, args map[string
 // an error result naming the status. shape then sizes the result. ctx
 // bounds the filter: the tool's deadline.
 func (op *Operation) Result(ctx context.Context, target Target, answer *Response, shape Shaping) *mcp.CallToolResult {
-	res := answer.result(ctx, target, op)
+	res, _ := op.ResultDrift(ctx, target, answer, shape)
+	return res
+}
+
+// ResultDrift is Result, and the violations of the output schema by an
+// answer of a Definition with Drift, which the result holds whole: nil
+// when the answer matched, or the tool has no Drift.
+func (op *Operation) ResultDrift(ctx context.Context, target Target, answer *Response, shape Shaping) (*mcp.CallToolResult, []string) {
+	res, drift := answer.result(ctx, target, op)
 	// The text of a JSON answer, or of a filter's output, is JSON result
 	// checked: it is cut as JSON.
 	jsonText := !res.IsError && (op.jq != nil || isJSONType(answer.Header.Get("Content-Type")))
 	res = shape.apply(target, answer.Status, res, jsonText)
-	return op.checkCut(target, res)
+	return op.checkCut(target, res), drift
 }
 
 // checkCut holds a cut structuredContent to the output schema it was

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/caddy-mcp/caddy-mcp/internal/jsonschema"
 )
 
 // errorBodyPreview is how much of a failed answer's body an error shows.
@@ -43,19 +42,19 @@ type Target struct {
 // output schema, also structuredContent validated against it; text,
 // images and audio map to their content types; anything else is an error
 // result naming the status.
-func (r *Response) result(ctx context.Context, target Target, op *Operation) *mcp.CallToolResult {
+func (r *Response) result(ctx context.Context, target Target, op *Operation) (*mcp.CallToolResult, []string) {
 	output := op.output
 	if r.Status < 200 || r.Status > 299 {
-		return ErrorResult(r.statusError(target))
+		return ErrorResult(r.statusError(target)), nil
 	}
 	if len(r.Body) == 0 {
 		if output != nil {
 			// Clients require structuredContent from a tool with an output
 			// schema; there is nothing to give.
 			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s with no content",
-				target.Label, statusText(r.Status)))
+				target.Label, statusText(r.Status))), nil
 		}
-		return TextResult(fmt.Sprintf("%s: upstream answered %s with no content", target.Label, statusText(r.Status)))
+		return TextResult(fmt.Sprintf("%s: upstream answered %s with no content", target.Label, statusText(r.Status))), nil
 	}
 	mediaType := mediaTypeOf(r.Header.Get("Content-Type"))
 	jsonType := isJSONType(mediaType)
@@ -64,32 +63,32 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) *mc
 	}
 
 	if output != nil && (jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) && json.Valid(r.Body) {
-		return structured(validUTF8(r.Body), output, target.Label+": the upstream answer")
+		return op.structured(validUTF8(r.Body), target.Label+": the upstream answer")
 	}
 	switch {
 	case jsonType:
 		if !json.Valid(r.Body) {
 			return ErrorResult(fmt.Sprintf("%s: upstream answered %s with invalid JSON: %s",
-				target.Label, mediaType, preview(r.Body)))
+				target.Label, mediaType, preview(r.Body))), nil
 		}
 		if output != nil {
-			return structured(validUTF8(r.Body), output, target.Label+": the upstream answer")
+			return op.structured(validUTF8(r.Body), target.Label+": the upstream answer")
 		}
-		return TextResult(string(validUTF8(r.Body)))
+		return TextResult(string(validUTF8(r.Body))), nil
 	case strings.HasPrefix(mediaType, "image/"):
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			mcp.NewImageContent(base64.StdEncoding.EncodeToString(r.Body), mediaType),
-		}}
+		}}, nil
 	case strings.HasPrefix(mediaType, "audio/"):
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			mcp.NewAudioContent(base64.StdEncoding.EncodeToString(r.Body), mediaType),
-		}}
+		}}, nil
 	case strings.HasPrefix(mediaType, "text/") || utf8.Valid(r.Body):
 		if output != nil {
 			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s that is not JSON: %s",
-				target.Label, orUnknown(mediaType), preview(r.Body)))
+				target.Label, orUnknown(mediaType), preview(r.Body))), nil
 		}
-		return TextResult(string(validUTF8(r.Body)))
+		return TextResult(string(validUTF8(r.Body))), nil
 	default:
 		if mediaType == "" {
 			mediaType = "application/octet-stream"
@@ -100,46 +99,58 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) *mc
 				MIMEType: mediaType,
 				Blob:     base64.StdEncoding.EncodeToString(r.Body),
 			}),
-		}}
+		}}, nil
 	}
 }
 
 // filtered is the result of a 2xx answer through op's jq filter: the
 // answer must be JSON (of a JSON type, or of no type or a text type that
 // holds JSON, as with an output schema).
-func (r *Response) filtered(ctx context.Context, target Target, op *Operation, mediaType string, jsonType bool) *mcp.CallToolResult {
+func (r *Response) filtered(ctx context.Context, target Target, op *Operation, mediaType string, jsonType bool) (*mcp.CallToolResult, []string) {
 	if !(jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) || !json.Valid(r.Body) {
 		return ErrorResult(fmt.Sprintf("tool %s: jq filter: %s answered %s that is not JSON: %s",
-			op.name, target.Label, orUnknown(mediaType), preview(r.Body)))
+			op.name, target.Label, orUnknown(mediaType), preview(r.Body))), nil
 	}
 	out, err := op.jq.run(ctx, r.Body)
 	if err != nil {
-		return ErrorResult(fmt.Sprintf("tool %s: jq filter: %v", op.name, err))
+		return ErrorResult(fmt.Sprintf("tool %s: jq filter: %v", op.name, err)), nil
 	}
 	if op.output != nil {
-		return structured(out, op.output, fmt.Sprintf("tool %s: the jq filter's output", op.name))
+		return op.structured(out, fmt.Sprintf("tool %s: the jq filter's output", op.name))
 	}
-	return TextResult(string(out))
+	return TextResult(string(out)), nil
 }
 
-// structured is the result of JSON body that must match output: its text
-// and structuredContent. what names the body in errors.
-func structured(body []byte, output *jsonschema.Schema, what string) *mcp.CallToolResult {
+// structured is the result of JSON body that must match op's output
+// schema: its text and structuredContent. what names the body in errors.
+// An answer that does not match is an error result listing the
+// violations; with op.drift, one that says the API's answer does not
+// match its document and holds the answer, and the violations are
+// returned too.
+func (op *Operation) structured(body []byte, what string) (*mcp.CallToolResult, []string) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return ErrorResult(fmt.Sprintf("%s is invalid JSON: %s", what, preview(body)))
+		return ErrorResult(fmt.Sprintf("%s is invalid JSON: %s", what, preview(body))), nil
 	}
-	if err := output.Validate(v); err != nil {
+	if err := op.output.Validate(v); err != nil {
+		violations := Violations(err)
+		if op.drift {
+			return ErrorResult(fmt.Sprintf("%s does not match the API's own document (%s); the answer follows as the API sent it:\n\n%s",
+				what, strings.Join(violations[:min(len(violations), maxDriftShown)], "; "), body)), violations
+		}
 		return ErrorResult(fmt.Sprintf("%s does not match the tool's output_schema:\n- %s",
-			what, strings.Join(Violations(err), "\n- ")))
+			what, strings.Join(violations, "\n- "))), nil
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(string(body))},
 		StructuredContent: json.RawMessage(body),
-	}
+	}, nil
 }
+
+// maxDriftShown is how many violations a drifted answer's result names.
+const maxDriftShown = 3
 
 // validUTF8 is text with each byte that is not UTF-8 made U+FFFD, as
 // encoding/json sends it: a result's sizes then count what is sent.

@@ -55,7 +55,7 @@ func TestResult(t *testing.T) {
 		if !tt.output {
 			out = nil
 		}
-		res := tt.resp.result(context.Background(), call, &Operation{output: out})
+		res, _ := tt.resp.result(context.Background(), call, &Operation{output: out})
 		if res.IsError != tt.wantError {
 			t.Errorf("%s: isError %v, want %v (%+v)", tt.name, res.IsError, tt.wantError, res.Content)
 			continue
@@ -89,7 +89,7 @@ func TestResult(t *testing.T) {
 }
 
 func TestResultResourceURI(t *testing.T) {
-	res := response(200, "application/pdf", "\xff\xd8 binary").result(context.Background(), Target{Label: "GET /f", URI: "caddy-mcp://t/f"}, &Operation{})
+	res, _ := response(200, "application/pdf", "\xff\xd8 binary").result(context.Background(), Target{Label: "GET /f", URI: "caddy-mcp://t/f"}, &Operation{})
 	er, ok := res.Content[0].(mcp.EmbeddedResource)
 	if !ok {
 		t.Fatalf("content is %T", res.Content[0])
