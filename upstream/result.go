@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
 )
 
 // errorBodyPreview is how much of a failed answer's body an error shows.
