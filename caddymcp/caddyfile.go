@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/caddy-mcp/caddy-mcp/openapi"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -54,6 +55,12 @@ func parseMCP(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //			tags     <tag...>
 //			rename   <operationId> <tool-name>
 //			describe <operationId> <text>
+//			output_schema lenient|strict|off
+//			operation <operationId> {
+//				title, description, timeout, max_result_size, jq, scopes,
+//				annotations, header, query, body_field: as on a tool
+//				output_schema lenient|strict|off|<json>
+//			}
 //		}
 //
 //		tool <name> {
@@ -190,6 +197,16 @@ func parseOpenAPI(d *caddyfile.Dispenser) (*OpenAPISource, error) {
 			}
 		case "describe":
 			err = operationArg(d, &s.Describe, "a text")
+		case "output_schema":
+			if s.OutputSchema != "" {
+				err = d.Errf("output_schema is set twice")
+			} else if err = oneArg(d, &s.OutputSchema); err == nil {
+				if err = openapi.CheckOutputMode(openapi.OutputMode(s.OutputSchema)); err != nil {
+					err = d.Errf("%v", err)
+				}
+			}
+		case "operation":
+			err = parseOperation(d, s)
 		default:
 			err = d.Errf("unknown openapi subdirective %q", d.Val())
 		}
@@ -260,84 +277,8 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 			}
 			seen[key] = true
 		}
-		var err error
-		switch key {
-		case "title":
-			err = oneArg(d, &t.Title)
-			t.Title = restoreShorthands(t.Title)
-		case "description":
-			err = oneArg(d, &t.Description)
-			t.Description = restoreShorthands(t.Description)
-		case "arg":
-			var a *Arg
-			a, err = parseArg(d, t.Name)
-			if err == nil {
-				t.Args = append(t.Args, a)
-			}
-		case "input_schema", "output_schema":
-			var raw string
-			if err = oneArg(d, &raw); err == nil {
-				raw = restoreShorthands(raw)
-				if err := badJSON(d, raw); err != nil {
-					return nil, fmt.Errorf("tool %s: %s is not valid JSON: %w", t.Name, key, err)
-				}
-				if key == "input_schema" {
-					t.InputSchema = json.RawMessage(raw)
-				} else {
-					t.OutputSchema = json.RawMessage(raw)
-				}
-			}
-		case "query":
-			args := d.RemainingArgs()
-			if len(args) != 2 {
-				return nil, d.ArgErr()
-			}
-			if t.Query == nil {
-				t.Query = make(map[string][]string)
-			}
-			t.Query[args[0]] = append(t.Query[args[0]], args[1])
-		case "header":
-			if t.Headers == nil {
-				t.Headers = make(http.Header)
-			}
-			err = headerLine(d, t.Headers)
-		case "body":
-			args := d.RemainingArgs()
-			switch {
-			case len(args) == 1 && (args[0] == "json" || args[0] == "form"):
-				t.Body = args[0]
-			case len(args) == 2 && args[0] == "arg":
-				t.Body, t.BodyArg = "arg", args[1]
-			default:
-				return nil, d.Errf("tool %s: body takes json, form, or arg <name>", t.Name)
-			}
-		case "body_field":
-			err = bodyFieldLine(d, &t.BodyFields, "tool "+t.Name)
-		case "timeout":
-			err = durationArg(d, &t.Timeout)
-		case "jq":
-			if err = oneArg(d, &t.Jq); err == nil {
-				t.Jq = restoreShorthands(t.Jq)
-				if err = upstream.CheckJq(t.Jq); err != nil {
-					return nil, d.Errf("tool %s: %v", t.Name, err)
-				}
-			}
-		case "max_result_size":
-			if err = sizeArg(d, &t.MaxResultSize); err == nil {
-				if err = checkResultSize(t.MaxResultSize); err != nil {
-					return nil, d.Errf("tool %s: %v", t.Name, err)
-				}
-			}
-		case "annotations":
-			err = parseAnnotations(d, t)
-		case "scopes":
-			if t.Scopes = d.RemainingArgs(); len(t.Scopes) == 0 {
-				return nil, d.ArgErr()
-			}
-			if err := checkScopes(t.Scopes); err != nil {
-				return nil, d.Errf("tool %s: scopes: %v", t.Name, err)
-			}
-		default:
+		handled, err := t.parseLine(d, key)
+		if !handled {
 			return nil, d.Errf("tool %s: unknown subdirective %q", t.Name, key)
 		}
 		if err != nil {
@@ -346,6 +287,92 @@ func parseTool(d *caddyfile.Dispenser) (*Tool, error) {
 	}
 	mapShorthands(t)
 	return t, nil
+}
+
+// parseLine reads one line of a tool block other than its method line,
+// key being its first word: handled is false for a key tools do not
+// have.
+func (t *Tool) parseLine(d *caddyfile.Dispenser, key string) (handled bool, err error) {
+	switch key {
+	case "title":
+		err = oneArg(d, &t.Title)
+		t.Title = restoreShorthands(t.Title)
+	case "description":
+		err = oneArg(d, &t.Description)
+		t.Description = restoreShorthands(t.Description)
+	case "arg":
+		var a *Arg
+		a, err = parseArg(d, t.Name)
+		if err == nil {
+			t.Args = append(t.Args, a)
+		}
+	case "input_schema", "output_schema":
+		var raw string
+		if err = oneArg(d, &raw); err == nil {
+			raw = restoreShorthands(raw)
+			if err := badJSON(d, raw); err != nil {
+				return true, fmt.Errorf("tool %s: %s is not valid JSON: %w", t.Name, key, err)
+			}
+			if key == "input_schema" {
+				t.InputSchema = json.RawMessage(raw)
+			} else {
+				t.OutputSchema = json.RawMessage(raw)
+			}
+		}
+	case "query":
+		args := d.RemainingArgs()
+		if len(args) != 2 {
+			return true, d.ArgErr()
+		}
+		if t.Query == nil {
+			t.Query = make(map[string][]string)
+		}
+		t.Query[args[0]] = append(t.Query[args[0]], args[1])
+	case "header":
+		if t.Headers == nil {
+			t.Headers = make(http.Header)
+		}
+		err = headerLine(d, t.Headers)
+	case "body":
+		args := d.RemainingArgs()
+		switch {
+		case len(args) == 1 && (args[0] == "json" || args[0] == "form"):
+			t.Body = args[0]
+		case len(args) == 2 && args[0] == "arg":
+			t.Body, t.BodyArg = "arg", args[1]
+		default:
+			return true, d.Errf("tool %s: body takes json, form, or arg <name>", t.Name)
+		}
+	case "body_field":
+		err = bodyFieldLine(d, &t.BodyFields, "tool "+t.Name)
+	case "timeout":
+		err = durationArg(d, &t.Timeout)
+	case "jq":
+		if err = oneArg(d, &t.Jq); err == nil {
+			t.Jq = restoreShorthands(t.Jq)
+			if err = upstream.CheckJq(t.Jq); err != nil {
+				return true, d.Errf("tool %s: %v", t.Name, err)
+			}
+		}
+	case "max_result_size":
+		if err = sizeArg(d, &t.MaxResultSize); err == nil {
+			if err = checkResultSize(t.MaxResultSize); err != nil {
+				return true, d.Errf("tool %s: %v", t.Name, err)
+			}
+		}
+	case "annotations":
+		err = parseAnnotations(d, t)
+	case "scopes":
+		if t.Scopes = d.RemainingArgs(); len(t.Scopes) == 0 {
+			return true, d.ArgErr()
+		}
+		if err := checkScopes(t.Scopes); err != nil {
+			return true, d.Errf("tool %s: scopes: %v", t.Name, err)
+		}
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 // bodyFieldLine reads "body_field <key> <json>" into fields. A value in

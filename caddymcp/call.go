@@ -45,6 +45,9 @@ type outcome struct {
 	// sub is the caller's sub, with an authorization block; no other claim
 	// is logged.
 	sub string
+	// drift are the violations of an imported tool's output schema by
+	// the answer, which the result holds whole.
+	drift []string
 }
 
 // toolHandler is mcp-go's way into a tool, and runTool the fast path's;
@@ -146,7 +149,8 @@ func (h *Handler) call(ctx context.Context, p *provisioned, raw any) (*mcp.CallT
 		return upstream.ErrorResult(msg), out
 	}
 	out.status = resp.Status
-	res := p.op.Result(ctx, target, resp, p.shape)
+	res, drift := p.op.ResultDrift(ctx, target, resp, p.shape)
+	out.drift = drift
 	switch {
 	case !res.IsError:
 		out.kind = outcomeOK
@@ -199,6 +203,9 @@ func (h *Handler) baseURL(r upstream.Replacer) (*url.URL, error) {
 func (h *Handler) observe(tool string, out outcome, d time.Duration) {
 	h.metrics.toolCalls.WithLabelValues("mcp", h.Name, tool, out.kind).Inc()
 	h.metrics.toolDuration.WithLabelValues("mcp", h.Name, tool).Observe(d.Seconds())
+	if len(out.drift) > 0 {
+		h.observeDrift(tool, out)
+	}
 	level := zapcore.DebugLevel
 	switch out.kind {
 	case outcomeUnreachable, outcomeTimeout, outcomeTooLarge, outcomeUnhandled:
@@ -247,4 +254,28 @@ func (h *Handler) observe(tool string, out outcome, d time.Duration) {
 type routeInfo struct {
 	next    caddyhttp.Handler
 	request *http.Request
+}
+
+// maxDriftLogged is how many violations a drift log line names.
+const maxDriftLogged = 5
+
+// observeDrift counts an answer of an imported tool that broke its
+// output schema, and logs it at most once a minute per tool: a drifting
+// API drifts on every call.
+func (h *Handler) observeDrift(tool string, out outcome) {
+	h.metrics.schemaDrift.WithLabelValues(h.Name, tool).Inc()
+	p := h.tools[tool]
+	if p == nil {
+		return
+	}
+	ok, held := p.driftLog.allow(time.Now())
+	if !ok {
+		return
+	}
+	h.logger.Warn("the API's answer does not match its document; the model got the answer as an error result",
+		zap.String("tool", tool),
+		zap.String("request", out.label),
+		zap.Strings("violations", out.drift[:min(len(out.drift), maxDriftLogged)]),
+		zap.Int("violations_total", len(out.drift)),
+		zap.Int("held_back", held))
 }

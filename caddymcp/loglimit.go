@@ -12,9 +12,10 @@ const logInterval = 10 * time.Second
 // held back: a line written per request would flood the log while an
 // authorization server is down or a site is misconfigured.
 type logLimit struct {
-	mu   sync.Mutex
-	next time.Time
-	held int
+	every time.Duration // 0: logInterval
+	mu    sync.Mutex
+	next  time.Time
+	held  int
 }
 
 // allow reports whether a line may be written at now, and how many were
@@ -26,7 +27,11 @@ func (l *logLimit) allow(now time.Time) (bool, int) {
 		l.held++
 		return false, 0
 	}
+	every := l.every
+	if every == 0 {
+		every = logInterval
+	}
 	held := l.held
-	l.next, l.held = now.Add(logInterval), 0
+	l.next, l.held = now.Add(every), 0
 	return true, held
 }

@@ -241,9 +241,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	if h.auth != nil {
 		h.auth.toolScopes = make(map[string][]string)
-		for _, t := range h.Tools {
-			if t != nil && len(t.Scopes) > 0 {
-				h.auth.toolScopes[t.Name] = t.Scopes
+		for name, p := range h.tools {
+			if len(p.scopes) > 0 {
+				h.auth.toolScopes[name] = p.scopes
 			}
 		}
 	}
@@ -386,6 +386,9 @@ func (h *Handler) Validate() error {
 		if err := h.checkToolScopes(t); err != nil {
 			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
+	}
+	if err := h.checkOperationScopes(nil); err != nil {
+		return err
 	}
 	return h.Endpoint.validate()
 }

@@ -17,6 +17,7 @@ type metrics struct {
 	rejected     *prometheus.CounterVec
 	toolCalls    *prometheus.CounterVec
 	toolDuration *prometheus.HistogramVec
+	schemaDrift  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -39,6 +40,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time to answer a tool call, by handler, server name and tool.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"handler", "server", "tool"}),
+		schemaDrift: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "schema_drift_total",
+			Help: "Answers of imported tools that did not match the output schema from their document, by server name and tool.",
+		}, []string{"server", "tool"}),
 	}
 	var err error
 	if m.requests, err = register(reg, m.requests); err != nil {
@@ -51,6 +56,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	if m.toolDuration, err = register(reg, m.toolDuration); err != nil {
+		return nil, err
+	}
+	if m.schemaDrift, err = register(reg, m.schemaDrift); err != nil {
 		return nil, err
 	}
 	return m, nil

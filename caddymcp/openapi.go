@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -47,6 +49,17 @@ type OpenAPISource struct {
 	// Describe gives the tool of an operation (by operationId) another
 	// description. Default: the operation's summary and description.
 	Describe map[string]string `json:"describe,omitempty"`
+
+	// OutputSchema is how the operations' response schemas become output
+	// schemas: lenient (properties, types, enums and descriptions, nothing
+	// required, null accepted, deep levels compacted), strict (as the
+	// document writes them) or off (none). An answer that breaks one is an
+	// error result that holds the answer. Default: lenient.
+	OutputSchema string `json:"output_schema,omitempty"`
+
+	// Operations tune the tools of single operations, by operationId.
+	// Default: none.
+	Operations map[string]*ImportedOperation `json:"operations,omitempty"`
 }
 
 // maxSkippedLogged bounds the debug lines of skipped operations one
@@ -120,10 +133,26 @@ func (s *OpenAPISource) load(ctx context.Context, h *Handler) (*importedDocument
 	if err != nil {
 		return nil, err
 	}
-	res, err := doc.Tools(openapi.Curation{
+	curation := openapi.Curation{
 		Include: s.Include, Exclude: s.Exclude, Tags: s.Tags,
 		Rename: s.Rename, Describe: s.Describe,
-	}, h.Headers)
+		Output: openapi.OutputMode(s.OutputSchema),
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.Operations)) {
+		o := s.Operations[id]
+		if o == nil {
+			continue
+		}
+		if err := o.check(); err != nil {
+			return nil, fmt.Errorf("operation %s: %w", id, err)
+		}
+		t, _ := o.tuning() // checked
+		if curation.Tune == nil {
+			curation.Tune = make(map[string]*openapi.Tuning)
+		}
+		curation.Tune[id] = t
+	}
+	res, err := doc.Tools(curation, h.Headers)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +217,9 @@ func (h *Handler) importTools(docs []*importedDocument, add func(*provisioned)) 
 			p, err := importedTool(t, h)
 			if err != nil {
 				return fmt.Errorf("openapi %s: tool %q (operation %s): %w", d.src.shown(), t.Name, operationName(t), err)
+			}
+			if o := d.src.Operations[t.OperationID]; o != nil && t.OperationID != "" {
+				o.apply(p)
 			}
 			add(p)
 		}

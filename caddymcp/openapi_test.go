@@ -2,6 +2,7 @@ package caddymcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -699,5 +700,98 @@ func TestOpenAPIGitHubExample(t *testing.T) {
 		if !strings.Contains(schema, arg) {
 			t.Errorf("list_issues schema lacks %s: %.500s", arg, schema)
 		}
+	}
+}
+
+// TestLiveOpenAPIOperations: operation blocks tune imported tools as the
+// same lines tune an inline one, the parameters they fix leave the
+// tool's arguments, and an answer that breaks the output schema reaches
+// the model as an error result holding it, counted and logged.
+func TestLiveOpenAPIOperations(t *testing.T) {
+	bin := mcptest.StartHTTPBin(t)
+	doc := writeDocument(t, "echo.json", echoDocument(bin))
+	logFile := filepath.Join(t.TempDir(), "caddy.log")
+	loadCaddyfile(t, fmt.Sprintf(`log {
+		output file %s
+	}
+	metrics`, logFile), fmt.Sprintf(`http://:{$LIVE_PORT} {
+	mcp /ops {
+		name ops
+		openapi %s {
+			output_schema strict
+			operation getItem {
+				title "Fetch an item"
+				description "An item, tuned."
+				timeout 3s
+				max_result_size 4KiB
+				header X-Request-Id fixed-id
+				query q fixed-query
+				annotations open_world
+			}
+			operation createItem {
+				body_field note "from the config"
+				jq "{sent: .json}"
+				output_schema `+"`"+`{"type":"object","properties":{"sent":{"type":"object"}}}`+"`"+`
+			}
+			operation deleteItem {
+				output_schema `+"`"+`{"type":"object","required":["nope"]}`+"`"+`
+			}
+		}
+	}
+}
+`, doc))
+	c := connect(t, "/ops", eras[0], nil)
+	list, err := c.ListTools(t.Context(), mcpListTools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := make(map[string]mcp.Tool)
+	for _, tool := range list.Tools {
+		tools[tool.Name] = tool
+	}
+	get := tools["getItem"]
+	if get.Title != "Fetch an item" || get.Description != "An item, tuned." {
+		t.Errorf("getItem title %q, description %q", get.Title, get.Description)
+	}
+	if a := get.Annotations; a.OpenWorldHint == nil || !*a.OpenWorldHint || a.ReadOnlyHint == nil || !*a.ReadOnlyHint {
+		t.Errorf("getItem annotations %+v: want open_world set and read_only kept", a)
+	}
+	for name, fixed := range map[string]string{"getItem": "q", "createItem": "note"} {
+		if schema, _ := json.Marshal(tools[name].InputSchema); strings.Contains(string(schema), `"`+fixed+`"`) {
+			t.Errorf("%s still takes %s, which the configuration fixes: %s", name, fixed, schema)
+		}
+	}
+	if schema, _ := json.Marshal(get.OutputSchema); !strings.Contains(string(schema), `"method":{"type":"string"}`) {
+		t.Errorf("getItem output schema %s, want the document's as written (strict)", schema)
+	}
+
+	e := parseEcho(t, callTool(t, c, "getItem", map[string]any{"itemId": "a"}))
+	if !strings.Contains(e.URL, "q=fixed-query") || e.Headers["X-Request-Id"] == nil || e.Headers["X-Request-Id"][0] != "fixed-id" {
+		t.Errorf("getItem sent %s with headers %v", e.URL, e.Headers)
+	}
+	res := callTool(t, c, "createItem", map[string]any{"name": "x"})
+	if got := wantOK(t, res); got != `{"sent":{"name":"x","note":"from the config"}}` {
+		t.Errorf("createItem gave %s", got)
+	}
+
+	// The answer breaks the schema: an error result that holds it.
+	text := wantToolError(t, callTool(t, c, "deleteItem", map[string]any{"itemId": "a"}), "does not match the tool's output schema", "the answer follows as the API sent it", `"method": "DELETE"`)
+	t.Log(text)
+	wantToolError(t, callTool(t, c, "deleteItem", map[string]any{"itemId": "b"}), "does not match")
+	_, body := do(t, mustRequest(t, http.MethodGet, "http://"+adminAddr+"/metrics"))
+	if want := `caddy_mcp_schema_drift_total{server="ops",tool="deleteItem"} 2`; !strings.Contains(string(body), want) {
+		t.Errorf("metrics lack %s", want)
+	}
+	var drifts int
+	for _, e := range readLogs(t, logFile) {
+		if strings.HasPrefix(fmt.Sprint(e["msg"]), "the API's answer does not match its document") {
+			drifts++
+			if e["tool"] != "deleteItem" || e["level"] != "warn" || !strings.Contains(fmt.Sprint(e["violations"]), "nope") {
+				t.Errorf("drift log line %v", e)
+			}
+		}
+	}
+	if drifts != 1 {
+		t.Errorf("%d drift log lines for two drifted answers within a minute, want 1", drifts)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -205,6 +206,11 @@ type provisioned struct {
 	// refs are the {env.*} and {file.*} placeholders in the text this
 	// tool's requests are built from, checked per call (see configRef).
 	refs []configRef
+	// scopes are the scopes a token must carry to call the tool.
+	scopes []string
+	// driftLog lets one line a minute through about answers that break
+	// the tool's output schema from a document.
+	driftLog logLimit
 }
 
 // compile checks t and prepares it. handlerHeaders are the handler-wide
@@ -258,6 +264,7 @@ func (t *Tool) compile(handlerHeaders http.Header) (*provisioned, error) {
 	}
 	p.timeout = t.Timeout
 	p.shape.MaxSize = t.MaxResultSize
+	p.scopes = t.Scopes
 	return p, nil
 }
 
@@ -283,7 +290,7 @@ func checkResultSize(n int64) error {
 // in the tool list, with description, title and annotations, and the
 // placeholders of def's text, checked per call.
 func newProvisioned(op *upstream.Operation, def *upstream.Definition, description, title string, a *Annotations) *provisioned {
-	p := &provisioned{op: op}
+	p := &provisioned{op: op, driftLog: logLimit{every: time.Minute}}
 	p.refs = addRefs(p.refs, def.Path)
 	for _, f := range def.Header {
 		p.refs = addRefs(p.refs, f.Value)

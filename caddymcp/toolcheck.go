@@ -41,6 +41,9 @@ func (h *Handler) checkCaddyfile(d *caddyfile.Dispenser) error {
 	if len(h.Tools) == 0 && len(h.OpenAPI) == 0 {
 		return errorAt(directive, errors.New("mcp needs at least one tool"))
 	}
+	if err := h.checkOperationScopes(errorAt); err != nil {
+		return err
+	}
 	var base *url.URL
 	if h.Upstream != "" && !strings.Contains(h.Upstream, "{") {
 		base, _ = parseBase(h.Upstream) // UnmarshalCaddyfile refused a bad one

@@ -245,7 +245,7 @@ func (d *Document) ownServer(item *openapi3.PathItem, op *openapi3.Operation) st
 // operationMapping is one operation's tool as it is built.
 type operationMapping struct {
 	method string
-	tune   *Tuning    // nil: not tuned
+	tune   *Tuning    // never nil: an operation not tuned has an empty one
 	conv   *converter // of the input schema
 	out    *converter // of the output schema
 	props  map[string]any

@@ -136,7 +136,7 @@ func (op *Operation) structured(body []byte, what string) (*mcp.CallToolResult, 
 	if err := op.output.Validate(v); err != nil {
 		violations := Violations(err)
 		if op.drift {
-			return ErrorResult(fmt.Sprintf("%s does not match the API's own document (%s); the answer follows as the API sent it:\n\n%s",
+			return ErrorResult(fmt.Sprintf("%s does not match the tool's output schema, which the API's answers may drift from (%s); the answer follows as the API sent it:\n\n%s",
 				what, strings.Join(violations[:min(len(violations), maxDriftShown)], "; "), body)), violations
 		}
 		return ErrorResult(fmt.Sprintf("%s does not match the tool's output_schema:\n- %s",
