@@ -161,7 +161,9 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 			[]string{`tool "showPetById" is defined twice: imported from ` + petsDocument + ` (operation showPetById), and imported from ` + other + ` (operation showPetById)`}},
 		{"renamed onto inline", "openapi " + petsDocument + " {\n rename createPet ping \n}\ntool ping {\n description d\n get /ping\n}",
 			[]string{`tool "ping" is defined twice: defined inline, and imported from ` + petsDocument + ` (operation createPet)`}},
-		{"no tools selected", "openapi " + petsDocument + " {\n tags nothing \n}", []string{"at least one tool"}},
+		{"no tools selected", "openapi " + petsDocument + " {\n include uploadPhoto \n}", []string{"at least one tool"}},
+		{"a tag no operation has", "openapi " + petsDocument + " {\n tags pet \n}", []string{`tags "pet": no operation has that tag; did you mean the tag pets?`}},
+		{"an include that matches nothing", "openapi " + petsDocument + " {\n include listPet \n}", []string{`include "listPet" matches no operationId; did you mean the operationId listPets?`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,29 +32,20 @@ type Curation struct {
 	Tune map[string]*Tuning
 }
 
-// check reports a rename or describe naming an operationId the document
-// does not have, and a name a rename may not take.
-func (c *Curation) check(ids map[string]bool) error {
+// check reports a name a rename may not take, an empty description or
+// pattern, and an output mode that is not one.
+func (c *Curation) check() error {
 	for _, id := range sortedKeys(c.Rename) {
-		if !ids[id] {
-			return fmt.Errorf("rename %s: the document has no operation with that operationId", id)
-		}
 		if name := c.Rename[id]; !renameRule.MatchString(name) {
 			return fmt.Errorf("rename %s: tool name %q: use 1 to 128 letters, digits, '_', '-' or '.'", id, name)
 		}
 	}
 	for _, id := range sortedKeys(c.Describe) {
-		if !ids[id] {
-			return fmt.Errorf("describe %s: the document has no operation with that operationId", id)
-		}
 		if strings.TrimSpace(c.Describe[id]) == "" {
 			return fmt.Errorf("describe %s: the description is empty", id)
 		}
 	}
 	for _, id := range sortedKeys(c.Tune) {
-		if !ids[id] {
-			return fmt.Errorf("operation %s: the document has no operation with that operationId", id)
-		}
 		if t := c.Tune[id]; t != nil {
 			if err := CheckOutputMode(t.Output); err != nil {
 				return fmt.Errorf("operation %s: %v", id, err)

@@ -152,3 +152,43 @@ func TestCurationRenameOfADuplicateOperationID(t *testing.T) {
 		t.Errorf("tools %q, want %q", names, want)
 	}
 }
+
+// TestCurationMatchesNothing: a pattern, tag, rename, describe or
+// operation that matches no operation is an error naming the closest the
+// document has: a typo would otherwise import nothing, silently.
+func TestCurationMatchesNothing(t *testing.T) {
+	t.Parallel()
+	ops := `"/repos/{o}/{r}":{"get":{"operationId":"repos/get","tags":["repos"],"parameters":[{"name":"o","in":"path","required":true,"schema":{"type":"string"}},{"name":"r","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}},
+		"/repos":{"get":{"operationId":"repos/list","tags":["repos"],"responses":{"200":{"description":"ok"}}}},
+		"/issues":{"get":{"operationId":"issues/list","tags":["issues"],"responses":{"200":{"description":"ok"}}},
+			"post":{"operationId":"issues/create","tags":["issues"],"responses":{"200":{"description":"ok"}}}}`
+	d, err := Load([]byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{` + ops + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		c    Curation
+		want string
+	}{
+		{"include", Curation{Include: []string{"repo/get"}}, `include "repo/get" matches no operationId; did you mean the operationId repos/get?`},
+		{"include glob", Curation{Include: []string{"isues/*"}}, `include "isues/*" matches no operationId; the closest operationIds are issues/create and issues/list`},
+		{"exclude", Curation{Exclude: []string{"issues/delete"}}, `exclude "issues/delete" matches no operationId; did you mean the operationId issues/create?`},
+		{"method and path", Curation{Include: []string{"GET /repo"}}, `include "GET /repo" matches no operation; the closest method and paths are GET /repos and GET /repos/{o}/{r}`},
+		{"tags", Curation{Tags: []string{"isues"}}, `tags "isues": no operation has that tag; did you mean the tag issues?`},
+		{"rename", Curation{Rename: map[string]string{"repo/get": "get_repo"}}, `rename repo/get: the document has no operation with that operationId; did you mean the operationId repos/get?`},
+		{"describe", Curation{Describe: map[string]string{"repos/lst": "x"}}, `describe repos/lst: the document has no operation with that operationId; the closest operationIds are repos/list and repos/get`},
+		{"operation", Curation{Tune: map[string]*Tuning{"issue/create": {}}}, `operation issue/create: the document has no operation with that operationId; did you mean the operationId issues/create?`},
+		{"nothing near", Curation{Include: []string{"zzzzzz"}}, `include "zzzzzz" matches no operationId`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := d.Tools(tt.c, nil)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("got %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+	if res, err := d.Tools(Curation{Include: []string{"repos/*"}, Exclude: []string{"* /repos"}, Tags: []string{"repos"}}, nil); err != nil || len(res.Tools) != 1 {
+		t.Errorf("a curation that matches: %v, %+v", err, res)
+	}
+}

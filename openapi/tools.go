@@ -97,7 +97,6 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 		op           *openapi3.Operation
 	}
 	var entries []entry
-	ids := make(map[string]bool)
 	paths := d.doc.Paths.Map()
 	for _, path := range sortedKeys(paths) {
 		item := paths[path]
@@ -107,13 +106,17 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 		for _, method := range methods {
 			if op := item.GetOperation(method); op != nil {
 				entries = append(entries, entry{method, path, item, op})
-				if op.OperationID != "" {
-					ids[op.OperationID] = true
-				}
 			}
 		}
 	}
-	if err := c.check(ids); err != nil {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	ops := make([]curated, len(entries))
+	for i, e := range entries {
+		ops[i] = curated{id: e.op.OperationID, method: e.method, path: e.path, tags: e.op.Tags}
+	}
+	if err := c.unmatched(ops); err != nil {
 		return nil, err
 	}
 

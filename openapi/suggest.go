@@ -1,0 +1,142 @@
+package openapi
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// An operation as the curation's patterns see it.
+type curated struct {
+	id, method, path string
+	tags             []string
+}
+
+// unmatched reports the first include or exclude pattern, tag, rename,
+// describe or operation that matches no operation of ops, naming the
+// closest operationIds (or tags, or method and path) the document has: a
+// typo there would otherwise import nothing, silently.
+func (c *Curation) unmatched(ops []curated) error {
+	ids, lines, tags := make([]string, 0, len(ops)), make([]string, 0, len(ops)), []string{}
+	has := make(map[string]bool)
+	for _, op := range ops {
+		if op.id != "" {
+			ids = append(ids, op.id)
+			has[op.id] = true
+		}
+		lines = append(lines, op.method+" "+op.path)
+		for _, t := range op.tags {
+			if !slices.Contains(tags, t) {
+				tags = append(tags, t)
+			}
+		}
+	}
+	for _, list := range []struct {
+		name     string
+		patterns []string
+	}{{"include", c.Include}, {"exclude", c.Exclude}} {
+		for _, p := range list.patterns {
+			if slices.ContainsFunc(ops, func(op curated) bool { return matchesAny([]string{p}, op.id, op.method, op.path) }) {
+				continue
+			}
+			if _, _, byPath := strings.Cut(strings.TrimSpace(p), " "); byPath {
+				return fmt.Errorf("%s %q matches no operation%s", list.name, p, closest("method and path", p, lines))
+			}
+			return fmt.Errorf("%s %q matches no operationId%s", list.name, p, closest("operationId", p, ids))
+		}
+	}
+	for _, t := range c.Tags {
+		if !slices.Contains(tags, t) {
+			return fmt.Errorf("tags %q: no operation has that tag%s", t, closest("tag", t, tags))
+		}
+	}
+	for _, kind := range []struct {
+		name string
+		keys []string
+	}{{"rename", sortedKeys(c.Rename)}, {"describe", sortedKeys(c.Describe)}, {"operation", sortedKeys(c.Tune)}} {
+		for _, id := range kind.keys {
+			if !has[id] {
+				return fmt.Errorf("%s %s: the document has no operation with that operationId%s", kind.name, id, closest("operationId", id, ids))
+			}
+		}
+	}
+	return nil
+}
+
+// maxSuggestions is how many close names an error offers.
+const maxSuggestions = 3
+
+// closest is "; the closest <what>s are a, b and c" for the candidates
+// nearest to s by edit distance (ignoring case and glob characters), or
+// "" when none is near.
+func closest(what, s string, candidates []string) string {
+	target := strings.ToLower(strings.TrimSpace(s))
+	// A glob is compared by what comes before its first wildcard, with a
+	// candidate's start of about that length.
+	literal, glob := target, false
+	if i := strings.IndexAny(target, "*?"); i >= 0 {
+		literal, glob = target[:i], true
+	}
+	type scored struct {
+		name string
+		d    int
+	}
+	var near []scored
+	for _, c := range candidates {
+		lower := strings.ToLower(c)
+		d := editDistance(literal, lower)
+		if glob {
+			for k := max(0, len(literal)-2); k <= min(len(lower), len(literal)+2); k++ {
+				d = min(d, editDistance(literal, lower[:k]))
+			}
+		}
+		if literal != "" && strings.Contains(lower, literal) {
+			d = min(d, 1) // a part of the name
+		}
+		if d <= max(2, len(literal)/3) {
+			near = append(near, scored{c, d})
+		}
+	}
+	if len(near) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(near, func(a, b scored) int {
+		if a.d != b.d {
+			return a.d - b.d
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	names := make([]string, 0, maxSuggestions)
+	for _, n := range near[:min(len(near), maxSuggestions)] {
+		names = append(names, n.name)
+	}
+	if len(names) == 1 {
+		return fmt.Sprintf("; did you mean the %s %s?", what, names[0])
+	}
+	return fmt.Sprintf("; the closest %ss are %s and %s", what, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes, capped
+// for long inputs: the names compared are short.
+func editDistance(a, b string) int {
+	if len(a) > 256 || len(b) > 256 {
+		return max(len(a), len(b))
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
