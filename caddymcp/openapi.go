@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -62,8 +63,8 @@ type OpenAPISource struct {
 	Operations map[string]*ImportedOperation `json:"operations,omitempty"`
 }
 
-// maxSkippedLogged bounds the debug lines of skipped operations one
-// document logs; a count says how many more there were.
+// maxSkippedLogged bounds the lines of skipped operations and left-out
+// parameters one document logs; a count says how many more there were.
 const maxSkippedLogged = 100
 
 // importedDocument is one source read and mapped.
@@ -251,33 +252,74 @@ func importedTool(t *openapi.Tool, h *Handler) (*provisioned, error) {
 	return p, nil
 }
 
-// logImport says what a document gave: one line, and at debug level each
-// skipped operation with its reason, up to maxSkippedLogged of them.
+// logImport says what a document gave: one line with the counts, the
+// reasons counted by kind, then a line for each skipped operation and
+// each parameter left out, with its reason, up to maxSkippedLogged.
 func (h *Handler) logImport(d *importedDocument) {
+	kinds := make(map[string]int)
+	dropped := 0
+	for _, s := range d.res.Skipped {
+		kinds[reasonKind(s.Reason)]++
+	}
+	for _, t := range d.res.Tools {
+		for _, r := range t.Dropped {
+			kinds[reasonKind(r)]++
+			dropped++
+		}
+	}
 	h.logger.Info("openapi document imported",
 		zap.String("source", d.src.shown()),
 		zap.String("version", d.doc.Version),
 		zap.Int("tools", len(d.res.Tools)),
 		zap.Int("skipped", len(d.res.Skipped)),
+		zap.Int("parameters_left_out", dropped),
+		zap.Any("reasons", kinds),
 		zap.Int("selected", d.res.Selected),
 		zap.Int("operations", d.res.Operations))
-	if ce := h.logger.Check(zap.DebugLevel, "openapi operation skipped"); ce == nil {
-		return
-	}
-	for i, s := range d.res.Skipped {
-		if i == maxSkippedLogged {
-			h.logger.Debug("more openapi operations skipped",
-				zap.String("source", d.src.shown()), zap.Int("count", len(d.res.Skipped)-i))
-			break
+	logged := 0
+	more := func() bool {
+		if logged++; logged <= maxSkippedLogged {
+			return true
 		}
-		h.logger.Debug("openapi operation skipped",
+		if logged == maxSkippedLogged+1 {
+			h.logger.Info("more openapi operations skipped or parameters left out",
+				zap.String("source", d.src.shown()), zap.Int("count", len(d.res.Skipped)+dropped-maxSkippedLogged))
+		}
+		return false
+	}
+	for _, s := range d.res.Skipped {
+		if !more() {
+			return
+		}
+		h.logger.Info("openapi operation skipped",
 			zap.String("source", d.src.shown()),
 			zap.String("operation", s.OperationID),
 			zap.String("method", s.Method),
 			zap.String("path", s.Path),
 			zap.String("reason", s.Reason))
 	}
+	for _, t := range d.res.Tools {
+		for _, r := range t.Dropped {
+			if !more() {
+				return
+			}
+			h.logger.Info("openapi parameter left out",
+				zap.String("source", d.src.shown()),
+				zap.String("tool", t.Name),
+				zap.String("operation", t.OperationID),
+				zap.String("reason", r))
+		}
+	}
 }
+
+// reasonKind is a reason without the names in it ("cookie parameter
+// \"session\": ..." is cookie parameter "…": ...), so that reasons count
+// by kind.
+func reasonKind(reason string) string {
+	return quotedName.ReplaceAllString(reason, `"…"`)
+}
+
+var quotedName = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|\([^)]*\)`)
 
 // releaseAfter is the size of documents past which their import gives
 // memory back at once: parsing GitHub's 13 MB document needs about

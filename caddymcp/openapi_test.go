@@ -234,14 +234,15 @@ func TestOpenAPIFetchesURL(t *testing.T) {
 	}
 }
 
-// TestOpenAPILogsImport reads the load log: one line per document, and a
-// bounded number of debug lines for skipped operations.
+// TestOpenAPILogsImport reads the load log: one line per document, with
+// its reasons counted by kind, and a bounded number of info lines for
+// skipped operations and parameters left out.
 func TestOpenAPILogsImport(t *testing.T) {
 	var doc strings.Builder
-	doc.WriteString("openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://x.example.com'}]\npaths:\n  /ok:\n    get:\n      operationId: ok\n      responses: {'200': {description: ok}}\n")
+	doc.WriteString("openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://x.example.com'}]\npaths:\n  /ok:\n    get:\n      operationId: ok\n      parameters: [{name: c, in: cookie, schema: {type: string}}]\n      responses: {'200': {description: ok}}\n")
 	const skipped = maxSkippedLogged + 5
 	for i := range skipped {
-		fmt.Fprintf(&doc, "  /cookie%d:\n    get:\n      operationId: cookie%d\n      parameters: [{name: c, in: cookie, schema: {type: string}}]\n      responses: {'200': {description: ok}}\n", i, i)
+		fmt.Fprintf(&doc, "  /cookie%d:\n    get:\n      operationId: cookie%d\n      parameters: [{name: c, in: cookie, required: true, schema: {type: string}}]\n      responses: {'200': {description: ok}}\n", i, i)
 	}
 	path := writeDocument(t, "many.yaml", doc.String())
 
@@ -267,19 +268,22 @@ func TestOpenAPILogsImport(t *testing.T) {
 		t.Fatalf("%d import lines, want 1", len(imported))
 	}
 	fields := imported[0].ContextMap()
-	if fields["source"] != path || fields["tools"] != int64(1) || fields["skipped"] != int64(skipped) || fields["operations"] != int64(skipped+1) {
+	if fields["source"] != path || fields["tools"] != int64(1) || fields["skipped"] != int64(skipped) || fields["operations"] != int64(skipped+1) || fields["parameters_left_out"] != int64(1) {
 		t.Errorf("import line %v", fields)
+	}
+	if reasons := fmt.Sprint(fields["reasons"]); reasons != `map[cookie parameter "…": cookies are not sent:106]` {
+		t.Errorf("reasons %s, want the 105 skips and the parameter left out counted under one kind", reasons)
 	}
 	lines := logs.FilterMessage("openapi operation skipped").All()
 	if len(lines) != maxSkippedLogged {
 		t.Errorf("%d skipped lines, want %d", len(lines), maxSkippedLogged)
 	}
-	if len(lines) > 0 && !strings.Contains(lines[0].ContextMap()["reason"].(string), "cookie") {
-		t.Errorf("skipped line %v does not give the reason", lines[0].ContextMap())
+	if len(lines) > 0 && (!strings.Contains(lines[0].ContextMap()["reason"].(string), "cookie") || lines[0].Level != zapcore.InfoLevel) {
+		t.Errorf("skipped line %v at %s does not give the reason at info", lines[0].ContextMap(), lines[0].Level)
 	}
-	more := logs.FilterMessage("more openapi operations skipped").All()
-	if len(more) != 1 || more[0].ContextMap()["count"] != int64(5) {
-		t.Errorf("the count line is %v, want one saying 5", more)
+	more := logs.FilterMessage("more openapi operations skipped or parameters left out").All()
+	if len(more) != 1 || more[0].ContextMap()["count"] != int64(6) {
+		t.Errorf("the count line is %v, want one saying 6", more)
 	}
 }
 

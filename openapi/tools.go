@@ -47,6 +47,9 @@ type Tool struct {
 	// its request plan checked. Building it is most of the cost of a
 	// document, so it is built once, here.
 	Operation *upstream.Operation `json:"-"`
+	// Dropped says why each optional parameter the tool cannot send was
+	// left out of it.
+	Dropped []string `json:",omitempty"`
 }
 
 // Annotations are the MCP hints an operation's method implies; unset ones
@@ -247,16 +250,17 @@ func (d *Document) ownServer(item *openapi3.PathItem, op *openapi3.Operation) st
 
 // operationMapping is one operation's tool as it is built.
 type operationMapping struct {
-	method string
-	tune   *Tuning    // never nil: an operation not tuned has an empty one
-	conv   *converter // of the input schema
-	out    *converter // of the output schema
-	props  map[string]any
-	req    []string
-	args   []upstream.Arg
-	used   map[string]bool // argument names
-	header http.Header
-	def    upstream.Definition
+	method  string
+	dropped []string   // why each optional parameter left out was
+	tune    *Tuning    // never nil: an operation not tuned has an empty one
+	conv    *converter // of the input schema
+	out     *converter // of the output schema
+	props   map[string]any
+	req     []string
+	args    []upstream.Arg
+	used    map[string]bool // argument names
+	header  http.Header
+	def     upstream.Definition
 }
 
 // mapOperation makes the tool of one operation, tuned by tune, or says
@@ -284,7 +288,13 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 	for _, p := range params {
 		argName, reason := m.parameter(p)
 		if reason != "" {
-			return nil, reason
+			if p.Required || p.In == openapi3.ParameterInPath {
+				return nil, reason
+			}
+			// An optional parameter the tool cannot send is left out: the
+			// operation works without it.
+			m.dropped = append(m.dropped, reason)
+			continue
 		}
 		if argName != "" && p.In == openapi3.ParameterInPath {
 			pathArgs[p.Name] = argName
@@ -362,6 +372,7 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 		Method:      method,
 		Path:        path,
 		Annotations: methodAnnotations(method),
+		Dropped:     m.dropped,
 		Header:      m.header,
 		Definition:  def,
 		Operation:   operation,

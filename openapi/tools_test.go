@@ -216,9 +216,11 @@ func TestToolsMapping(t *testing.T) {
 		name, version, method, path, op, components string
 		// want holds JSON fragments of the tool (its Definition, Header,
 		// Annotations, Name) that must appear, each in the indented JSON
-		// of the tool; skip is the reason it is skipped, if it is.
-		want []string
-		skip string
+		// of the tool; skip is the reason it is skipped, if it is;
+		// dropped the reason an optional parameter is left out of it.
+		want    []string
+		skip    string
+		dropped string
 		// call, when set, is the JSON of a call's arguments, and url and
 		// header (Name: value) what its request must be.
 		call, url, header string
@@ -357,9 +359,14 @@ func TestToolsMapping(t *testing.T) {
 			skip: "the operation has a server of its own (https://other.example.com)",
 		},
 		{
-			name: "a cookie parameter", version: "3.0.3", method: "get", path: "/a",
-			op:   `{"parameters":[{"name":"session","in":"cookie","schema":{"type":"string"}}],` + ok + `}`,
+			name: "a required cookie parameter", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"session","in":"cookie","required":true,"schema":{"type":"string"}}],` + ok + `}`,
 			skip: `cookie parameter "session": cookies are not sent`,
+		},
+		{
+			name: "a cookie parameter", version: "3.0.3", method: "get", path: "/a",
+			op:      `{"parameters":[{"name":"session","in":"cookie","schema":{"type":"string"}}],` + ok + `}`,
+			dropped: `cookie parameter "session": cookies are not sent`,
 		},
 		{
 			name: "a multipart body", version: "3.0.3", method: "post", path: "/a",
@@ -439,8 +446,8 @@ func TestToolsMapping(t *testing.T) {
 		},
 		{
 			name: "swagger collectionFormat tsv", version: "2.0", method: "get", path: "/a",
-			op:   `{"parameters":[{"name":"ids","in":"query","type":"array","items":{"type":"integer"},"collectionFormat":"tsv"}],` + ok + `}`,
-			skip: `query parameter "ids": collectionFormat tsv is not sent`,
+			op:      `{"parameters":[{"name":"ids","in":"query","type":"array","items":{"type":"integer"},"collectionFormat":"tsv"}],` + ok + `}`,
+			dropped: `query parameter "ids": collectionFormat tsv is not sent`,
 		},
 		{
 			name: "swagger path array", version: "2.0", method: "get", path: "/a/{ids}",
@@ -491,18 +498,18 @@ func TestToolsMapping(t *testing.T) {
 		},
 		{
 			name: "an array in deepObject", version: "3.0.3", method: "get", path: "/a",
-			op:   `{"parameters":[{"name":"ids","in":"query","style":"deepObject","schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
-			skip: `query parameter "ids": an array in style deepObject is not sent`,
+			op:      `{"parameters":[{"name":"ids","in":"query","style":"deepObject","schema":{"type":"array","items":{"type":"integer"}}}],` + ok + `}`,
+			dropped: `query parameter "ids": an array in style deepObject is not sent`,
 		},
 		{
 			name: "an array of arrays", version: "3.0.3", method: "get", path: "/a",
-			op:   `{"parameters":[{"name":"m","in":"query","explode":false,"schema":{"type":"array","items":{"type":"array","items":{"type":"integer"}}}}],` + ok + `}`,
-			skip: `query parameter "m": an array of arrays is not sent`,
+			op:      `{"parameters":[{"name":"m","in":"query","explode":false,"schema":{"type":"array","items":{"type":"array","items":{"type":"integer"}}}}],` + ok + `}`,
+			dropped: `query parameter "m": an array of arrays is not sent`,
 		},
 		{
 			name: "an array of objects in a header", version: "3.0.3", method: "get", path: "/a",
-			op:   `{"parameters":[{"name":"X-M","in":"header","schema":{"type":"array","items":{"type":"object"}}}],` + ok + `}`,
-			skip: `header parameter "X-M": an array of objects is not sent`,
+			op:      `{"parameters":[{"name":"X-M","in":"header","schema":{"type":"array","items":{"type":"object"}}}],` + ok + `}`,
+			dropped: `header parameter "X-M": an array of objects is not sent`,
 		},
 		{
 			name: "a header upstream will not set", version: "3.0.3", method: "get", path: "/a",
@@ -511,8 +518,8 @@ func TestToolsMapping(t *testing.T) {
 		},
 		{
 			name: "a parameter described by content", version: "3.0.3", method: "get", path: "/a",
-			op:   `{"parameters":[{"name":"q","in":"query","content":{"application/json":{"schema":{"type":"object"}}}}],` + ok + `}`,
-			skip: `query parameter "q" is described by content, not a schema`,
+			op:      `{"parameters":[{"name":"q","in":"query","content":{"application/json":{"schema":{"type":"object"}}}}],` + ok + `}`,
+			dropped: `query parameter "q" is described by content, not a schema`,
 		},
 		{
 			name: "a slot with no parameter", version: "3.0.3", method: "get", path: "/a/{id}", op: `{` + ok + `}`,
@@ -553,6 +560,15 @@ func TestToolsMapping(t *testing.T) {
 			if tt.skip != "" {
 				if len(r.Skipped) != 1 || !strings.Contains(r.Skipped[0].Reason, tt.skip) {
 					t.Fatalf("skipped %+v, want one skipped with %q", r.Skipped, tt.skip)
+				}
+				return
+			}
+			if tt.dropped != "" {
+				if len(r.Tools) != 1 || len(r.Tools[0].Dropped) != 1 || !strings.Contains(r.Tools[0].Dropped[0], tt.dropped) {
+					t.Fatalf("tools %+v, skipped %+v; want the tool, the parameter dropped with %q", r.Tools, r.Skipped, tt.dropped)
+				}
+				if strings.Contains(string(r.Tools[0].Definition.InputSchema), `"properties":{"`) {
+					t.Errorf("the dropped parameter is in the input schema: %s", r.Tools[0].Definition.InputSchema)
 				}
 				return
 			}
@@ -904,6 +920,8 @@ func TestToolsParameterStylesSent(t *testing.T) {
 		"paths_standard":           {path: "/anything/path/blue/blue,black&x=1,brown/description,a%2Cb%7Cc,name,Ann%20Lee"},
 		"paths_simple_nonExploded": {path: "/anything/path/simple/blue/blue,black&x=1,brown/description,a%2Cb%7Cc,name,Ann%20Lee"},
 		"paths_simple_exploded":    {path: "/anything/path/simple/blue/blue,black&x=1,brown/description=a%2Cb%7Cc,name=Ann%20Lee"},
+		// Its parameters are optional cookies, which are left out.
+		"cookies_standard": {path: "/cookies"},
 	}
 	if len(r.Tools) != len(tests) {
 		t.Errorf("%d tools, want %d", len(r.Tools), len(tests))
