@@ -246,7 +246,7 @@ func importedTool(t *openapi.Tool, h *Handler) (*provisioned, error) {
 		return nil, err
 	}
 	ann := &Annotations{ReadOnly: t.Annotations.ReadOnly, Destructive: t.Annotations.Destructive, Idempotent: t.Annotations.Idempotent}
-	p := newProvisioned(t.Operation, &t.Definition, t.Description, "", ann)
+	p := newProvisioned(t.Operation, &t.Definition, t.Description, t.Title, ann)
 	p.timeout = h.Timeout
 	p.refs = addRefs(p.refs, h.Upstream)
 	return p, nil

@@ -801,3 +801,72 @@ func TestLiveOpenAPIOperations(t *testing.T) {
 		t.Errorf("%d drift log lines for two drifted answers within a minute, want 1", drifts)
 	}
 }
+
+// githubTen are the ten GitHub operations a new user curates first.
+var githubTen = "issues/list-for-repo issues/get issues/create issues/update issues/create-comment pulls/list pulls/get search/issues-and-pull-requests repos/list-commits repos/get"
+
+// TestOpenAPIGitHubToolListSize: the ten operations list within 48 KB
+// (190 KB as the document writes them), each with a title, every
+// description within 2,048 bytes, and every top-level field of each
+// answer still in its output schema.
+func TestOpenAPIGitHubToolListSize(t *testing.T) {
+	h, err := loadMCPCaddyfile(t, `mcp {
+		openapi `+openapidocs.Path(t, openapidocs.GitHub)+` {
+			include `+githubTen+`
+		}
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := servePost(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	var list struct {
+		Result struct {
+			Tools []struct {
+				Name         string          `json:"name"`
+				Title        string          `json:"title"`
+				Description  string          `json:"description"`
+				OutputSchema json.RawMessage `json:"outputSchema"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || len(list.Result.Tools) != 10 {
+		t.Fatalf("%v: %.300s", err, w.Body)
+	}
+	t.Logf("tools/list of the ten: %d bytes", w.Body.Len())
+	if w.Body.Len() > 48<<10 {
+		t.Errorf("tools/list of the ten is %d bytes, more than 48 KiB", w.Body.Len())
+	}
+	for _, tool := range list.Result.Tools {
+		if tool.Title == "" || len(tool.Description) > 2048 {
+			t.Errorf("%s: title %q, a description of %d bytes", tool.Name, tool.Title, len(tool.Description))
+		}
+	}
+	// repos/get's answer: the document's top-level fields, all described.
+	doc, err := openapi.Load(openapidocs.Read(t, openapidocs.GitHub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict, err := doc.Tools(openapi.Curation{Include: []string{"repos/get", "issues/get"}, Output: openapi.OutputStrict}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range strict.Tools {
+		var full, listed struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		_ = json.Unmarshal(tl.Definition.OutputSchema, &full)
+		for _, tool := range list.Result.Tools {
+			if tool.Name == tl.Name {
+				_ = json.Unmarshal(tool.OutputSchema, &listed)
+			}
+		}
+		for name := range full.Properties {
+			if _, ok := listed.Properties[name]; !ok {
+				t.Errorf("%s: the listed output schema lacks the top-level field %s", tl.Name, name)
+			}
+		}
+		if len(full.Properties) < 20 {
+			t.Errorf("%s: %d top-level fields in the document's schema, want GitHub's many", tl.Name, len(full.Properties))
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package openapi
 
+import "strings"
+
 // compactDepth is how many levels of properties and items a lenient
-// output schema describes in full; deeper, a value is only its types and
-// its description. Output schemas were four fifths of GitHub's tool list
-// (get_pull's 39.5 KB of its 43.7), and a client only needs the shape a
-// model reads.
-const compactDepth = 2
+// output schema describes in full: the answer's top-level fields, each
+// with its types, enum and description; below them, a value is only its
+// types and its description. Output schemas were four fifths of GitHub's
+// tool list (get_pull's 39.5 KB of its 43.7), and the shape a model
+// reads is the top level.
+const compactDepth = 1
 
 // lenient makes a converted response schema one that answers drifting
 // from their document in the usual ways still match: no member required,
@@ -22,8 +25,8 @@ func lenient(schema map[string]any) map[string]any {
 
 func loosen(s map[string]any, depth int) map[string]any {
 	out := make(map[string]any, 4)
-	if d, ok := s["description"]; ok {
-		out["description"] = d
+	if d, ok := s["description"].(string); ok {
+		out["description"] = firstSentence(d, maxOutputDescription)
 	}
 	if types := typeList(s["type"]); len(types) > 0 {
 		if !contains(types, "null") {
@@ -71,6 +74,25 @@ func loosen(s map[string]any, depth int) map[string]any {
 		out["anyOf"] = alternatives
 	}
 	return out
+}
+
+// maxOutputDescription bounds the description of a value in a lenient
+// output schema: its first sentence says what the value is, and what
+// follows in GitHub's (the values an enum's members mean, examples) was
+// a third of the schema.
+const maxOutputDescription = 160
+
+// firstSentence is the first sentence of text within max bytes, or its
+// start cut at a word with an ellipsis.
+func firstSentence(text string, max int) string {
+	text = strings.TrimSpace(text)
+	for _, end := range []string{". ", ".\n", "\n\n", ":\n"} {
+		if i := strings.Index(text, end); i >= 0 && i < max {
+			text = text[:i+1]
+		}
+	}
+	text = strings.TrimSuffix(strings.TrimSpace(text), ":")
+	return fitDescription(text, max)
 }
 
 func loosenList(list []any, depth int) []any {

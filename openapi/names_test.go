@@ -56,3 +56,26 @@ func TestArgName(t *testing.T) {
 		}
 	}
 }
+
+// TestFitDescription: a description past MaxDescription is cut after its
+// last sentence that fits, or at a word, and ends in an ellipsis; links
+// keep their text.
+func TestFitDescription(t *testing.T) {
+	t.Parallel()
+	sentence := "This sentence is forty-five bytes long, ok. "
+	long := strings.Repeat(sentence, 100)
+	got := fitDescription(long, 2048)
+	if len(got) > 2048 || !strings.HasSuffix(got, "ok."+ellipsis) || !strings.HasPrefix(long, strings.TrimSuffix(got, ellipsis)) {
+		t.Errorf("cut to %d bytes, ending %q", len(got), got[max(0, len(got)-20):])
+	}
+	words := strings.Repeat("word ", 1000)
+	if got := fitDescription(words, 100); len(got) > 100 || !strings.HasSuffix(got, "word"+ellipsis) {
+		t.Errorf("cut at a word: %q", got)
+	}
+	if got := fitDescription("short", 100); got != "short" {
+		t.Errorf("a short text changed: %q", got)
+	}
+	if got := plainLinks("See [pagination](https://docs.github.com/rest/pagination) and [issues](/rest/issues)."); got != "See pagination and issues." {
+		t.Errorf("links: %q", got)
+	}
+}

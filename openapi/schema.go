@@ -156,7 +156,7 @@ func (c *converter) convert(ref *openapi3.SchemaRef) map[string]any {
 		out["type"] = types
 	}
 	setString(out, "title", s.Title)
-	setString(out, "description", s.Description)
+	setString(out, "description", plainLinks(s.Description))
 	setString(out, "format", s.Format)
 	if len(s.Enum) > 0 {
 		enum := slices.Clone(s.Enum)

@@ -7,12 +7,14 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -25,7 +27,10 @@ type Tool struct {
 	// (letters, digits, '_' and '-', at most 64 characters, a short hash
 	// ending a cut one), or <method>_<path words>.
 	Name string
-	// Description is the describe text, or the summary and description.
+	// Title is the operation's summary.
+	Title string
+	// Description is the describe text, or the summary and description,
+	// cut at a sentence within MaxDescription.
 	Description string
 	// OperationID, Method and Path are the operation's, as the document
 	// writes them ("" for no operationId).
@@ -367,6 +372,7 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 	}
 	return &Tool{
 		Name:        name,
+		Title:       strings.TrimSpace(op.Summary),
 		Description: description(op, method, path),
 		OperationID: op.OperationID,
 		Method:      method,
@@ -440,7 +446,7 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 	m.conv.charge(len(name) + 4)
 	prop := m.conv.convert(p.Schema)
 	if p.Description != "" {
-		prop["description"] = p.Description
+		prop["description"] = plainLinks(p.Description)
 		m.conv.charge(len(p.Description))
 	}
 	if p.Deprecated {
@@ -648,7 +654,7 @@ func (m *operationMapping) body(ref *openapi3.RequestBodyRef) string {
 	name := m.claim("body")
 	prop := m.conv.convert(mt.Schema)
 	if rb.Description != "" {
-		prop["description"] = rb.Description
+		prop["description"] = plainLinks(rb.Description)
 		m.conv.charge(len(rb.Description))
 	}
 	m.props[name] = dropUnfitDefault(prop)
@@ -861,15 +867,73 @@ func headerSafe(v string) bool {
 
 func description(op *openapi3.Operation, method, path string) string {
 	summary, desc := strings.TrimSpace(op.Summary), strings.TrimSpace(op.Description)
+	text := method + " " + path
 	switch {
 	case summary != "" && desc != "" && !strings.HasPrefix(desc, summary):
-		return summary + "\n\n" + desc
+		text = summary + "\n\n" + desc
 	case desc != "":
-		return desc
+		text = desc
 	case summary != "":
-		return summary
+		text = summary
 	}
-	return method + " " + path
+	return fitDescription(plainLinks(text), MaxDescription)
+}
+
+// markdownLink is a Markdown link to a URL or a site path.
+var markdownLink = regexp.MustCompile(`\[([^\]\n]*)\]\((?:https?://|/)[^)\s]*\)`)
+
+// plainLinks keeps the text of the Markdown links in text and leaves out
+// their URLs, which a model cannot follow: in GitHub's document they are
+// a tenth of what ten tools list.
+func plainLinks(text string) string {
+	if !strings.Contains(text, "](") {
+		return text
+	}
+	return markdownLink.ReplaceAllString(text, "$1")
+}
+
+// MaxDescription bounds a description the import makes: Claude Code, and
+// the clients that copy it, show 2 KB of each tool's description.
+const MaxDescription = 2048
+
+// fitDescription is text within max bytes: whole when it fits, else cut
+// after the last sentence or paragraph that fits, or, when not even the
+// first does, at a word, and ended with an ellipsis.
+func fitDescription(text string, max int) string {
+	if len(text) <= max {
+		return text
+	}
+	room := max - len(ellipsis)
+	head := text[:utf8Prefix(text, room)]
+	cut := -1
+	for _, end := range []string{". ", ".\n", "\n\n", "! ", "? "} {
+		if i := strings.LastIndex(head, end); i >= 0 && i+1 > cut {
+			cut = i + 1
+		}
+	}
+	if cut < room/2 { // no sentence ends in the first half: cut at a word
+		if i := strings.LastIndexAny(head, " \n"); i > 0 {
+			cut = i
+		} else {
+			cut = len(head)
+		}
+	}
+	return strings.TrimSpace(head[:cut]) + ellipsis
+}
+
+// ellipsis ends a description that was cut.
+const ellipsis = "…"
+
+// utf8Prefix is the length of the longest prefix of s of at most n bytes
+// that ends at a character boundary.
+func utf8Prefix(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }
 
 func methodAnnotations(method string) Annotations {
