@@ -147,10 +147,12 @@ type Handler struct {
 	baseText upstream.Text
 	client   *upstream.Client
 	tools    map[string]*provisioned
-	logger   *zap.Logger
-	metrics  *metrics
-	fast     *fastPath  // nil: every request goes through mcp-go
-	disc     *discovery // nil: discovery all
+	// importKeys are the imports this handler holds in the imports pool.
+	importKeys []string
+	logger     *zap.Logger
+	metrics    *metrics
+	fast       *fastPath  // nil: every request goes through mcp-go
+	disc       *discovery // nil: discovery all
 }
 
 // CaddyModule returns the Caddy module information.
@@ -426,6 +428,10 @@ func (h *Handler) Cleanup() error {
 	if h.client != nil {
 		h.client.Close()
 	}
+	for _, key := range h.importKeys {
+		_, _ = imports.Delete(key)
+	}
+	h.importKeys = nil
 	return nil
 }
 

@@ -67,12 +67,13 @@ type OpenAPISource struct {
 // parameters one document logs; a count says how many more there were.
 const maxSkippedLogged = 100
 
-// importedDocument is one source read and mapped.
+// importedDocument is one source read and mapped: the source and its
+// import, held in the imports pool under key.
 type importedDocument struct {
-	src  *OpenAPISource
-	doc  *openapi.Document
-	res  *openapi.Result
-	size int // bytes of the document
+	src *OpenAPISource
+	*documentImport
+	key    string
+	reused bool // the import of an earlier config, not parsed again
 }
 
 // shown is the source as logs and errors name it: a URL without its
@@ -130,10 +131,6 @@ func (s *OpenAPISource) load(ctx context.Context, h *Handler) (*importedDocument
 	if err != nil {
 		return nil, err
 	}
-	doc, err := openapi.Load(data)
-	if err != nil {
-		return nil, err
-	}
 	curation := openapi.Curation{
 		Include: s.Include, Exclude: s.Exclude, Tags: s.Tags,
 		Rename: s.Rename, Describe: s.Describe,
@@ -153,11 +150,12 @@ func (s *OpenAPISource) load(ctx context.Context, h *Handler) (*importedDocument
 		}
 		curation.Tune[id] = t
 	}
-	res, err := doc.Tools(curation, h.Headers)
+	imp, key, reused, err := importDocument(data, &curation, h.Headers)
 	if err != nil {
 		return nil, err
 	}
-	return &importedDocument{src: s, doc: doc, res: res, size: len(data)}, nil
+	h.importKeys = append(h.importKeys, key)
+	return &importedDocument{src: s, documentImport: imp, key: key, reused: reused}, nil
 }
 
 // loadOpenAPI reads every document, and without an upstream of the
@@ -177,11 +175,11 @@ func (h *Handler) loadOpenAPI(ctx context.Context) ([]*importedDocument, error) 
 	if h.Upstream != "" || len(docs) == 0 {
 		return docs, nil
 	}
-	server := docs[0].doc.ServerURL
+	server := docs[0].serverURL
 	for _, d := range docs[1:] {
-		if d.doc.ServerURL != server {
+		if d.serverURL != server {
 			return nil, fmt.Errorf("openapi %s names the server %q, openapi %s the server %q; set upstream",
-				docs[0].src.shown(), server, d.src.shown(), d.doc.ServerURL)
+				docs[0].src.shown(), server, d.src.shown(), d.serverURL)
 		}
 	}
 	if server == "" {
@@ -269,7 +267,8 @@ func (h *Handler) logImport(d *importedDocument) {
 	}
 	h.logger.Info("openapi document imported",
 		zap.String("source", d.src.shown()),
-		zap.String("version", d.doc.Version),
+		zap.String("version", d.version),
+		zap.Bool("reused", d.reused),
 		zap.Int("tools", len(d.res.Tools)),
 		zap.Int("skipped", len(d.res.Skipped)),
 		zap.Int("parameters_left_out", dropped),
@@ -333,7 +332,9 @@ const releaseAfter = 4 << 20
 func releaseImport(docs []*importedDocument) {
 	size := 0
 	for _, d := range docs {
-		size += d.size
+		if !d.reused {
+			size += d.size
+		}
 	}
 	clear(docs)
 	if size >= releaseAfter {
