@@ -65,9 +65,9 @@ type ImportedOperation struct {
 	// property they fix is no longer an argument. Default: none.
 	BodyFields map[string]json.RawMessage `json:"body_fields,omitempty"`
 
-	// scopesAt is the scopes line in a Caddyfile, for errors that need
-	// the whole handler to be read first.
-	scopesAt caddyfile.Token
+	// at is the operation line in a Caddyfile, and scopesAt its scopes
+	// line, for errors that need the whole handler to be read first.
+	at, scopesAt caddyfile.Token
 }
 
 // tuning is what openapi applies of o: the request and the answer.
@@ -161,7 +161,7 @@ func parseOperation(d *caddyfile.Dispenser, s *OpenAPISource) error {
 	}
 	// The lines are a tool's, read as a tool's and taken from it.
 	t := &Tool{Name: id}
-	o := &ImportedOperation{}
+	o := &ImportedOperation{at: d.Token()}
 	seen := make(map[string]bool)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		key := d.Val()

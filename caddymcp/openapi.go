@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
 	"github.com/caddy-mcp/caddy-mcp/openapi"
@@ -61,6 +62,9 @@ type OpenAPISource struct {
 	// Operations tune the tools of single operations, by operationId.
 	// Default: none.
 	Operations map[string]*ImportedOperation `json:"operations,omitempty"`
+
+	// at is the openapi line in a Caddyfile, for errors.
+	at caddyfile.Token
 }
 
 // maxSkippedLogged bounds the lines of skipped operations and left-out

@@ -1,14 +1,17 @@
 package caddymcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/caddy-mcp/caddy-mcp/openapi"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -44,6 +47,10 @@ func (h *Handler) checkCaddyfile(d *caddyfile.Dispenser) error {
 	if err := h.checkOperationScopes(errorAt); err != nil {
 		return err
 	}
+	imported, err := h.checkDocuments()
+	if err != nil {
+		return err
+	}
 	var base *url.URL
 	if h.Upstream != "" && !strings.Contains(h.Upstream, "{") {
 		base, _ = parseBase(h.Upstream) // UnmarshalCaddyfile refused a bad one
@@ -56,6 +63,9 @@ func (h *Handler) checkCaddyfile(d *caddyfile.Dispenser) error {
 		}
 		if seen[t.Name] {
 			return errorAt(at.tool, fmt.Errorf("tool %q is defined twice", t.Name))
+		}
+		if where, ok := imported[t.Name]; ok {
+			return errorAt(at.tool, fmt.Errorf("tool %q is defined twice: defined inline, and %s", t.Name, where))
 		}
 		seen[t.Name] = true
 		if h.Discovery == discoverySearch {
@@ -132,4 +142,49 @@ func (at toolLines) of(err error) caddyfile.Token {
 		return at.tool // an argument of input_schema has no line of its own
 	}
 	return tok
+}
+
+// adaptHold is how long an import made while a Caddyfile is adapted
+// stays in the pool with no config holding it: the load that follows
+// takes it, instead of parsing the document again.
+const adaptHold = time.Minute
+
+// checkDocuments imports each document of a file, as Provision will, so
+// that what is wrong with it (a file missing, a curation that matches
+// nothing, an operation that cannot be mapped) is reported at its
+// openapi or operation line. A URL is not fetched while adapting: its
+// document's errors come at load, naming the URL. It returns where each
+// imported tool name comes from.
+func (h *Handler) checkDocuments() (map[string]string, error) {
+	names := make(map[string]string)
+	for _, s := range h.OpenAPI {
+		if s == nil || s.isURL() || strings.TrimSpace(s.Source) == "" || strings.Contains(s.Source, "{") {
+			continue
+		}
+		doc, err := s.load(context.Background(), h)
+		if err != nil {
+			at := s.at
+			var opErr *openapi.OperationError
+			if errors.As(err, &opErr) {
+				if o := s.Operations[opErr.ID]; o != nil && o.at.File != "" {
+					at = o.at
+				}
+			}
+			return nil, errorAt(at, fmt.Errorf("openapi %s: %w", s.shown(), err))
+		}
+		key := doc.key
+		time.AfterFunc(adaptHold, func() { _, _ = imports.Delete(key) })
+		for _, t := range doc.res.Tools {
+			where := fmt.Sprintf("imported from %s (operation %s)", s.shown(), operationName(&t))
+			if other, taken := names[t.Name]; taken {
+				return nil, errorAt(s.at, fmt.Errorf("tool %q is defined twice: %s, and %s", t.Name, other, where))
+			}
+			names[t.Name] = where
+		}
+		if h.Upstream == "" && doc.serverURL == "" {
+			return nil, errorAt(s.at, fmt.Errorf("openapi %s names no server; set upstream", s.shown()))
+		}
+	}
+	h.importKeys = nil // adapting holds none: the pool lets each go after adaptHold
+	return names, nil
 }

@@ -55,6 +55,9 @@ func (c *Curation) unmatched(ops []curated) error {
 		keys []string
 	}{{"rename", sortedKeys(c.Rename)}, {"describe", sortedKeys(c.Describe)}, {"operation", sortedKeys(c.Tune)}} {
 		for _, id := range kind.keys {
+			if !has[id] && kind.name == "operation" {
+				return &OperationError{ID: id, Err: fmt.Errorf("the document has no operation with that operationId%s", closest("operationId", id, ids))}
+			}
 			if !has[id] {
 				return fmt.Errorf("%s %s: the document has no operation with that operationId%s", kind.name, id, closest("operationId", id, ids))
 			}

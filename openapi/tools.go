@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"mime"
@@ -198,7 +199,7 @@ func (d *Document) Tools(c Curation, header http.Header) (*Result, error) {
 	res.Selected = len(jobs)
 	for _, j := range jobs {
 		if _, tuned := c.Tune[j.op.OperationID]; tuned && j.reason != "" && j.op.OperationID != "" {
-			return nil, fmt.Errorf("operation %s: %s", j.op.OperationID, j.reason)
+			return nil, &OperationError{ID: j.op.OperationID, Err: errors.New(j.reason)}
 		}
 		if j.reason != "" {
 			res.Skipped = append(res.Skipped, Skipped{OperationID: j.op.OperationID, Method: j.method, Path: j.path, Reason: j.reason})

@@ -73,3 +73,14 @@ func (t *Tuning) fixesHeader(name string) bool {
 func (t *Tuning) fixesBody(key string) bool {
 	return t != nil && slices.ContainsFunc(t.BodyFields, func(f upstream.BodyField) bool { return f.Key == key })
 }
+
+// OperationError is a fault of the configuration of one operation: a
+// tuned operation that cannot be mapped, or an operation block, rename or
+// describe naming no operation.
+type OperationError struct {
+	ID  string // the operationId
+	Err error
+}
+
+func (e *OperationError) Error() string { return "operation " + e.ID + ": " + e.Err.Error() }
+func (e *OperationError) Unwrap() error { return e.Err }
