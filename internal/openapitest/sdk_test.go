@@ -25,14 +25,7 @@ const sdkMain = "@modelcontextprotocol/sdk/package.json"
 // several styles, JSON body with null, form body. Prism must find every request the
 // document's, as with mcp-go's client.
 func sdkClient(t *testing.T, e *env) {
-	interop := filepath.Join(prismtest.Dir(t), "..", "..", "interop")
-	npmtest.Install(t, interop, sdkMain)
-	node := filepath.Join(interop, "node_modules", "node", "bin", "node")
-	type call struct {
-		Name      string         `json:"name"`
-		Arguments map[string]any `json:"arguments"`
-	}
-	calls := []call{
+	calls := []sdkCall{
 		{"getItem", map[string]any{"itemId": 3, "X_Request_Id": "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"}},
 		{"searchForm", map[string]any{"colors": []any{"green", "blue"}, "limit": 5, "note": nil}},
 		{"createNote", map[string]any{"title": "From the SDK", "text": nil, "priority": 2}},
@@ -41,34 +34,9 @@ func sdkClient(t *testing.T, e *env) {
 		{"searchSpace", map[string]any{"words": []any{"from", "sdk"}}},
 		{"searchPipe", map[string]any{"sizes": []any{4, 5}}},
 	}
-	input, err := json.Marshal(map[string]any{"url": e.base + "/wire", "calls": calls})
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := e.prisms["wire"]
 	m := p.Mark()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk-client.mjs"))
-	cmd.Env = []string{"SDK_ROOT=" + filepath.Join(interop, "node_modules", filepath.Dir(sdkMain)), "PATH=" + filepath.Dir(node), "HOME=" + t.TempDir()}
-	cmd.Stdin = bytes.NewReader(input)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("sdk-client.mjs: %v\n%s", err, stderr.Bytes())
-	}
-	var got struct {
-		Tools   []string `json:"tools"`
-		Results []struct {
-			Name    string `json:"name"`
-			IsError bool   `json:"isError"`
-			Text    string `json:"text"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("sdk-client.mjs printed %q: %v", out, err)
-	}
+	got := runSDKClient(t, e.base+"/wire", calls)
 	for _, c := range calls {
 		if !slices.Contains(got.Tools, c.Name) {
 			t.Errorf("the SDK lists %q, without %s", got.Tools, c.Name)
@@ -97,6 +65,54 @@ func sdkClient(t *testing.T, e *env) {
 	if want := `{"title":"From the SDK","text":null,"priority":2}`; !sameJSON(reqs[2].Body, want) {
 		t.Errorf("createNote sent %s, want %s", reqs[2].Body, want)
 	}
+}
+
+// sdkCall is one tools/call for sdk-client.mjs.
+type sdkCall struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// sdkResults is what sdk-client.mjs prints.
+type sdkResults struct {
+	Tools   []string `json:"tools"`
+	Results []struct {
+		Name              string          `json:"name"`
+		IsError           bool            `json:"isError"`
+		Text              string          `json:"text"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	} `json:"results"`
+}
+
+// runSDKClient makes the calls at url with the official TypeScript SDK's
+// client (interop/'s, on interop/'s Node 22), which throws on a result
+// whose structuredContent breaks the tool's output schema, and returns
+// one result per call.
+func runSDKClient(t *testing.T, url string, calls []sdkCall) sdkResults {
+	t.Helper()
+	interop := filepath.Join(prismtest.Dir(t), "..", "..", "interop")
+	npmtest.Install(t, interop, sdkMain)
+	node := filepath.Join(interop, "node_modules", "node", "bin", "node")
+	input, err := json.Marshal(map[string]any{"url": url, "calls": calls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk-client.mjs"))
+	cmd.Env = []string{"SDK_ROOT=" + filepath.Join(interop, "node_modules", filepath.Dir(sdkMain)), "PATH=" + filepath.Dir(node), "HOME=" + t.TempDir()}
+	cmd.Stdin = bytes.NewReader(input)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the SDK's client failed (did a call throw?): %v\n%s", err, stderr.Bytes())
+	}
+	var got sdkResults
+	if err := json.Unmarshal(out, &got); err != nil || len(got.Results) != len(calls) {
+		t.Fatalf("sdk-client.mjs printed %.300q for %d calls: %v", out, len(calls), err)
+	}
+	return got
 }
 
 func sameJSON(got []byte, want string) bool {

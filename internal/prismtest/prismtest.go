@@ -159,6 +159,12 @@ type Options struct {
 	// the document's examples, which some documents (GitHub's) do not keep
 	// to their own schemas.
 	Dynamic bool
+	// Drift lets Prism answer with the document's examples even where
+	// they break the document's own schemas, as the real API does: no
+	// --errors, so such an answer is sent with its violations logged
+	// (Violations at "response"), not replaced by a 500. Requests are
+	// still validated and reported.
+	Drift bool
 }
 
 // Document is a document for Prism to mock (a file), and how.
@@ -168,9 +174,10 @@ type Document struct {
 }
 
 // Start runs Prism on document (a file) on a free port of 127.0.0.1 and
-// waits until it listens. It runs with --errors: an answer of its own that
-// breaks the document is a 500 and a Violation at "response", so that a
-// test never takes Prism's mistake for the gateway's. Everything stops
+// waits until it listens. Unless o.Drift, it runs with --errors: an answer
+// of its own that breaks the document is a 500 and a Violation at
+// "response", so that a test never takes Prism's mistake for the
+// gateway's. Everything stops
 // when the test ends; Prism's last log lines are shown if the test failed.
 func Start(tb testing.TB, document string, o Options) *Server {
 	tb.Helper()
@@ -216,7 +223,10 @@ func launch(tb testing.TB, node string, d Document) *Server {
 	}
 	port := incaddy.FreePort(tb)
 	args := []string{filepath.Join(Dir(tb), "node_modules", prismMain), "mock", document,
-		"--host", "127.0.0.1", "--port", port, "--errors"}
+		"--host", "127.0.0.1", "--port", port}
+	if !d.Options.Drift {
+		args = append(args, "--errors")
+	}
 	if d.Options.Dynamic {
 		args = append(args, "--dynamic", "--seed", "caddy-mcp")
 	}
