@@ -339,6 +339,9 @@ func mapOperation(name, method, path string, item *openapi3.PathItem, op *openap
 	// The document's response schemas drift from the API's answers: an
 	// answer that breaks the output schema still reaches the model.
 	def.Drift = true
+	// Most of a large document's tools are never called: their schemas,
+	// which the converter writes to compile, are compiled when first used.
+	def.CompileOnUse = true
 	switch {
 	case tune.OutputSchema != nil:
 		output, def.OutputSchema = nil, tune.OutputSchema

@@ -17,7 +17,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/hostileinput"
-	"github.com/caddy-mcp/caddy-mcp/internal/jsonschema"
 )
 
 // items is a JSON array of n objects, each with an id, a title and a body
@@ -281,7 +280,7 @@ func TestShapingStructured(t *testing.T) {
 	target := Target{Label: "GET /repos/o/r"}
 	body := fmt.Sprintf(`{"id":1,"name":"r","topics":["a","b"],"items":%s}`, items(60, 40))
 	for _, summary := range []bool{false, true} {
-		res, _ := (&Operation{output: mustSchema(t, `{"type":"object"}`)}).structured([]byte(body), "answer")
+		res, _ := outputOperation(`{"type":"object"}`).structured([]byte(body), "answer")
 		res = Shaping{MaxSize: 2048, SummaryText: summary}.apply(target, 200, res, true)
 		sc := res.StructuredContent.(json.RawMessage)
 		if len(sc) > 2048 || !json.Valid(sc) {
@@ -316,25 +315,22 @@ func TestShapingStructured(t *testing.T) {
 // TestShapingSummaryUncut: structured_text summary without a cut is the
 // summary alone; full with no limit leaves the result alone.
 func TestShapingSummaryUncut(t *testing.T) {
-	obj, _ := (&Operation{output: mustSchema(t, `{"type":"object"}`)}).structured([]byte(`{"a":[1,2,3],"b":{}}`), "answer")
+	obj, _ := outputOperation(`{"type":"object"}`).structured([]byte(`{"a":[1,2,3],"b":{}}`), "answer")
 	got := Shaping{SummaryText: true}.apply(Target{Label: "GET /x"}, 200, obj, true)
 	want := "GET /x answered 200 OK: an object of 2 keys (a has 3 items), 20 bytes of JSON; see structuredContent."
 	if text := got.Content[0].(mcp.TextContent).Text; text != want {
 		t.Errorf("got %q, want %q", text, want)
 	}
-	full, _ := (&Operation{output: mustSchema(t, `{"type":"object"}`)}).structured([]byte(`{"a":1}`), "answer")
+	full, _ := outputOperation(`{"type":"object"}`).structured([]byte(`{"a":1}`), "answer")
 	if got := (Shaping{}).apply(Target{}, 200, full, true); got.Content[0].(mcp.TextContent).Text != `{"a":1}` || got.Meta != nil {
 		t.Errorf("full text changed: %+v", got)
 	}
 }
 
-func mustSchema(t *testing.T, s string) *jsonschema.Schema {
-	t.Helper()
-	sch, err := CompileSchema(json.RawMessage(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sch
+// outputOperation is an operation with the output schema and nothing
+// else.
+func outputOperation(schema string) *Operation {
+	return &Operation{output: true, compiled: &compiledSchemas{output: []byte(schema)}}
 }
 
 // FuzzCut: valid JSON in, valid JSON out within the budget, and a record

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -49,6 +50,11 @@ type Definition struct {
 	// says so and holds the answer, rather than one that lists the
 	// violations alone, so that the model still gets the data.
 	Drift bool
+	// CompileOnUse compiles InputSchema and OutputSchema at the first call
+	// that needs them rather than in NewOperation, for schemas written by
+	// a converter (an OpenAPI import) of which most are never used: a
+	// schema that does not compile is then that call's error.
+	CompileOnUse bool `json:"-"`
 }
 
 // BodyField is a fixed member of a JSON body: a key and its JSON value.
@@ -114,12 +120,41 @@ func (a *Arg) typed() bool {
 type Operation struct {
 	name   string
 	schema json.RawMessage // the input schema, as tool lists show it
-	input  *jsonschema.Schema
-	quick  *quickCheck // before input, for arg lines
-	output *jsonschema.Schema
-	jq     *jqFilter // nil: none
-	drift  bool
-	plan   *requestPlan
+	quick  *quickCheck     // before the input schema, for arg lines
+	// compiled are the input and output schemas; output is whether there
+	// is an output schema.
+	compiled *compiledSchemas
+	output   bool
+	jq       *jqFilter // nil: none
+	drift    bool
+	plan     *requestPlan
+}
+
+// compiledSchemas compiles an operation's schemas once, when first asked.
+type compiledSchemas struct {
+	input, output []byte // output: nil for none
+
+	inputOnce, outputOnce sync.Once
+	in, out               *jsonschema.Schema
+	inErr, outErr         error
+}
+
+func (c *compiledSchemas) inputSchema() (*jsonschema.Schema, error) {
+	c.inputOnce.Do(func() {
+		if c.in, c.inErr = CompileSchema(c.input); c.inErr != nil {
+			c.inErr = fmt.Errorf("input_schema: %v", c.inErr)
+		}
+	})
+	return c.in, c.inErr
+}
+
+func (c *compiledSchemas) outputSchema() (*jsonschema.Schema, error) {
+	c.outputOnce.Do(func() {
+		if c.out, c.outErr = CompileSchema(c.output); c.outErr != nil {
+			c.outErr = fmt.Errorf("output_schema: %v", c.outErr)
+		}
+	})
+	return c.out, c.outErr
 }
 
 // NewOperation checks def and prepares it for calls.
@@ -160,16 +195,22 @@ func NewOperation(def Definition) (*Operation, error) {
 	} else if op.schema, err = argsSchema(def.Args); err != nil {
 		return nil, err
 	}
-	if op.input, err = CompileSchema(op.schema); err != nil {
-		return nil, fmt.Errorf("input_schema: %v", err)
+	op.compiled = &compiledSchemas{input: op.schema}
+	if !def.CompileOnUse {
+		if _, err := op.compiled.inputSchema(); err != nil {
+			return nil, err
+		}
 	}
 	op.quick = newQuickCheck(def)
 	if len(def.OutputSchema) > 0 {
 		if _, err := objectProperties(def.OutputSchema); err != nil {
 			return nil, fmt.Errorf("output_schema: %v", err)
 		}
-		if op.output, err = CompileSchema(def.OutputSchema); err != nil {
-			return nil, fmt.Errorf("output_schema: %v", err)
+		op.compiled.output, op.output = def.OutputSchema, true
+		if !def.CompileOnUse {
+			if _, err := op.compiled.outputSchema(); err != nil {
+				return nil, err
+			}
 		}
 	}
 
@@ -249,7 +290,11 @@ func (op *Operation) Check(raw any) (map[string]any, error) {
 	}
 	args = op.plan.applyDefaults(args)
 	if !op.quick.accepts(args) {
-		if err := op.input.Validate(args); err != nil {
+		input, err := op.compiled.inputSchema()
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %v", op.name, err)
+		}
+		if err := input.Validate(args); err != nil {
 			return nil, fmt.Errorf("invalid arguments for tool %s:\n- %s", op.name, strings.Join(Violations(err), "\n- "))
 		}
 	}
@@ -303,7 +348,7 @@ func (op *Operation) ResultDrift(ctx context.Context, target Target, answer *Res
 // the cut text, so the model reads what there is and why it is partial.
 func (op *Operation) checkCut(target Target, res *mcp.CallToolResult) *mcp.CallToolResult {
 	raw, ok := res.StructuredContent.(json.RawMessage)
-	if !ok || op.output == nil || res.Meta == nil || res.Meta.AdditionalFields[CutMetaKey] == nil {
+	if !ok || !op.output || res.Meta == nil || res.Meta.AdditionalFields[CutMetaKey] == nil {
 		return res
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -311,7 +356,11 @@ func (op *Operation) checkCut(target Target, res *mcp.CallToolResult) *mcp.CallT
 	var v any
 	err := dec.Decode(&v)
 	if err == nil {
-		if err = op.output.Validate(v); err == nil {
+		var output *jsonschema.Schema
+		if output, err = op.compiled.outputSchema(); err == nil {
+			err = output.Validate(v)
+		}
+		if err == nil {
 			return res
 		}
 	}

@@ -182,6 +182,45 @@ func TestOperationCheck(t *testing.T) {
 	}
 }
 
+// TestCompileOnUse: a schema that does not compile refuses the
+// definition, or with CompileOnUse, fails the first call that needs it
+// with the same words, every time.
+func TestCompileOnUse(t *testing.T) {
+	input := json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`)
+	output := json.RawMessage(`{"type":"object","properties":{"b":{"type":"string","pattern":"("}}}`)
+	good := json.RawMessage(`{"type":"object"}`)
+	for _, tt := range []struct {
+		name          string
+		input, output json.RawMessage
+		want          string
+	}{
+		{"input", input, nil, "input_schema: "},
+		{"output", good, output, "output_schema: "},
+	} {
+		def := Definition{Name: "t", Method: "GET", Path: "/", InputSchema: tt.input, OutputSchema: tt.output}
+		if _, err := NewOperation(def); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%s: NewOperation: %v, want an error starting %q", tt.name, err, tt.want)
+		}
+		def.CompileOnUse = true
+		op, err := NewOperation(def)
+		if err != nil {
+			t.Fatalf("%s: NewOperation with CompileOnUse: %v", tt.name, err)
+		}
+		for range 2 {
+			var got string
+			if _, err := op.Check(map[string]any{"a": "x"}); err != nil {
+				got = err.Error()
+			} else {
+				res, _ := (&Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"b":"x"}`)}).result(context.Background(), Target{}, op)
+				got = textOf(t, res)
+			}
+			if want := "tool t: " + tt.want; !strings.HasPrefix(got, want) {
+				t.Errorf("%s: a call says %q, want it to start %q", tt.name, got, want)
+			}
+		}
+	}
+}
+
 // TestOperationCall follows one call through Request and Result: the
 // Target names the request without its base path, and a redirect below
 // the base path is shown as a tool path.

@@ -86,7 +86,11 @@ func checkQuick(t testing.TB, op *Operation, argsJSON string) (quick, valid bool
 		t.Fatalf("not an object: %s", argsJSON)
 	}
 	args = op.plan.applyDefaults(args)
-	return op.quick.accepts(args), op.input.Validate(args) == nil
+	input, err := op.compiled.inputSchema()
+	if err != nil {
+		panic(err)
+	}
+	return op.quick.accepts(args), input.Validate(args) == nil
 }
 
 // TestQuickCheckNeverAcceptsWhatTheValidatorRefuses: across every type

@@ -47,7 +47,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) (*m
 		return ErrorResult(r.statusError(target)), nil
 	}
 	if len(r.Body) == 0 {
-		if output != nil {
+		if output {
 			// Clients require structuredContent from a tool with an output
 			// schema; there is nothing to give.
 			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s with no content",
@@ -61,7 +61,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) (*m
 		return r.filtered(ctx, target, op, mediaType, jsonType)
 	}
 
-	if output != nil && (jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) && json.Valid(r.Body) {
+	if output && (jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) && json.Valid(r.Body) {
 		return op.structured(validUTF8(r.Body), target.Label+": the upstream answer")
 	}
 	switch {
@@ -70,7 +70,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) (*m
 			return ErrorResult(fmt.Sprintf("%s: upstream answered %s with invalid JSON: %s",
 				target.Label, mediaType, preview(r.Body))), nil
 		}
-		if output != nil {
+		if output {
 			return op.structured(validUTF8(r.Body), target.Label+": the upstream answer")
 		}
 		return TextResult(string(validUTF8(r.Body))), nil
@@ -83,7 +83,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) (*m
 			mcp.NewAudioContent(base64.StdEncoding.EncodeToString(r.Body), mediaType),
 		}}, nil
 	case strings.HasPrefix(mediaType, "text/") || utf8.Valid(r.Body):
-		if output != nil {
+		if output {
 			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s that is not JSON: %s",
 				target.Label, orUnknown(mediaType), preview(r.Body))), nil
 		}
@@ -114,7 +114,7 @@ func (r *Response) filtered(ctx context.Context, target Target, op *Operation, m
 	if err != nil {
 		return ErrorResult(fmt.Sprintf("tool %s: jq filter: %v", op.name, err)), nil
 	}
-	if op.output != nil {
+	if op.output {
 		return op.structured(out, fmt.Sprintf("tool %s: the jq filter's output", op.name))
 	}
 	return TextResult(string(out)), nil
@@ -133,7 +133,11 @@ func (op *Operation) structured(body []byte, what string) (*mcp.CallToolResult, 
 	if err := dec.Decode(&v); err != nil {
 		return ErrorResult(fmt.Sprintf("%s is invalid JSON: %s", what, preview(body))), nil
 	}
-	if err := op.output.Validate(v); err != nil {
+	output, err := op.compiled.outputSchema()
+	if err != nil {
+		return ErrorResult(fmt.Sprintf("tool %s: %v", op.name, err)), nil
+	}
+	if err := output.Validate(v); err != nil {
 		violations := Violations(err)
 		if op.drift {
 			return ErrorResult(fmt.Sprintf("%s does not match the tool's output schema, which the API's answers may drift from (%s); the answer follows as the API sent it:\n\n%s",

@@ -21,7 +21,8 @@ func response(status int, contentType string, body string) *Response {
 
 func TestResult(t *testing.T) {
 	call := Target{Label: "GET /items", URI: "caddy-mcp://t/items"}
-	output, err := CompileSchema([]byte(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`))
+	const output = `{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`
+	_, err := CompileSchema([]byte(output))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +52,11 @@ func TestResult(t *testing.T) {
 		{name: "text where JSON is expected", resp: response(200, "text/html", "<html>"), output: true, wantError: true, wantText: "not JSON"},
 	}
 	for _, tt := range tests {
-		var out = output
-		if !tt.output {
-			out = nil
+		op := &Operation{}
+		if tt.output {
+			op = outputOperation(output)
 		}
-		res, _ := tt.resp.result(context.Background(), call, &Operation{output: out})
+		res, _ := tt.resp.result(context.Background(), call, op)
 		if res.IsError != tt.wantError {
 			t.Errorf("%s: isError %v, want %v (%+v)", tt.name, res.IsError, tt.wantError, res.Content)
 			continue
