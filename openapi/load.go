@@ -44,13 +44,21 @@ type Document struct {
 // YAML, and resolves its references. A reference to another file or a URL
 // is an error naming it; nothing is ever read but data.
 func Load(data []byte) (*Document, error) {
+	return load(data, true)
+}
+
+// load is Load, with the slimming of JSON documents or without it.
+func load(data []byte, slim bool) (*Document, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, fmt.Errorf("the document is %d bytes, more than the %d allowed", len(data), MaxDocumentSize)
 	}
-	if err := checkAliases(data); err != nil {
-		return nil, err
+	valid := isJSONText(data) && json.Valid(data)
+	if !valid {
+		if err := checkAliases(data); err != nil {
+			return nil, err
+		}
 	}
-	version, err := documentHead(data)
+	version, err := documentHead(data, valid)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +67,7 @@ func Load(data []byte) (*Document, error) {
 	case strings.HasPrefix(version, "2."):
 		doc, err = loadSwagger(data, newLoader())
 	case strings.HasPrefix(version, "3."):
-		doc, err = loadOpenAPI3(data)
+		doc, err = loadOpenAPI3(data, slim)
 	default:
 		return nil, fmt.Errorf("unsupported document version %q (want OpenAPI 3.0 or 3.1, or Swagger 2.0)", version)
 	}
@@ -100,11 +108,19 @@ var documentStart = []byte("--- ")
 // of the load's time. After "--- " on the same line no key can start, so
 // the scanner hands each token on. Data with a U+0085 is left as it is,
 // since kin-openapi reads such JSON with encoding/json, a choice the mark
-// would change. If the marked document fails to load, the data is loaded
-// as given, so that what fails, and how, and kin-openapi's fallback to
-// encoding/json (for duplicate keys, which YAML refuses) are as before.
-func loadOpenAPI3(data []byte) (*openapi3.T, error) {
+// would change. With slim, the document without its examples and
+// extensions (slimJSON) is loaded a piece at a time first (loadPieces).
+// If that fails, or the marked document fails to load, the data is
+// loaded as given, so that what fails, and how, and kin-openapi's
+// fallback to encoding/json (for duplicate keys, which YAML refuses) are
+// as before.
+func loadOpenAPI3(data []byte, slim bool) (*openapi3.T, error) {
 	if len(data) > 0 && data[0] == '{' && !bytes.Contains(data, []byte("\u0085")) {
+		if slim {
+			if doc, err := loadSlim(data); err == nil {
+				return doc, nil
+			}
+		}
 		marked := make([]byte, 0, len(documentStart)+len(data))
 		marked = append(append(marked, documentStart...), data...)
 		if doc, err := newLoader().LoadFromData(marked); err == nil {
@@ -114,10 +130,26 @@ func loadOpenAPI3(data []byte) (*openapi3.T, error) {
 	return newLoader().LoadFromData(data)
 }
 
+// loadSlim loads the document without its examples and extensions, a
+// piece at a time.
+func loadSlim(data []byte) (*openapi3.T, error) {
+	slimmed, ok := slimJSON(data)
+	if !ok {
+		return nil, errSlim
+	}
+	return loadPieces(slimmed)
+}
+
 // documentHead reads the openapi or swagger field, which tells a
 // document from any other JSON or YAML, and counts the operations, so
 // that a document with too many is refused before the costly parse.
-func documentHead(data []byte) (string, error) {
+// validJSON says data is valid JSON, which a scan then reads.
+func documentHead(data []byte, validJSON bool) (string, error) {
+	if validJSON {
+		if version, err, ok := jsonHead(data); ok {
+			return version, err
+		}
+	}
 	var head struct {
 		OpenAPI   any                                   `json:"openapi" yaml:"openapi"`
 		Swagger   any                                   `json:"swagger" yaml:"swagger"`
@@ -140,13 +172,19 @@ func documentHead(data []byte) (string, error) {
 	for _, item := range head.PathsYAML {
 		ops += countOperations(item)
 	}
+	return headVersion(ops, head.OpenAPI, head.Swagger)
+}
+
+// headVersion is the version a document's openapi or swagger field says,
+// or why there is none, once it is known to hold ops operations.
+func headVersion(ops int, openapi, swagger any) (string, error) {
 	if ops > MaxOperations {
 		return "", fmt.Errorf("the document has %d operations, more than the %d allowed", ops, MaxOperations)
 	}
 	for _, field := range []struct {
 		name  string
 		value any
-	}{{"openapi", head.OpenAPI}, {"swagger", head.Swagger}} {
+	}{{"openapi", openapi}, {"swagger", swagger}} {
 		switch v := field.value.(type) {
 		case nil:
 		case string:
@@ -157,6 +195,77 @@ func documentHead(data []byte) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("not an OpenAPI document: it has neither an openapi nor a swagger field")
+}
+
+// jsonHead is documentHead on valid JSON, read with slimJSON's scanner
+// rather than decoded: the keys of paths and path items, the openapi and
+// swagger values. ok is false when it cannot tell (a top-level value
+// other than an object), for documentHead to decode the document.
+func jsonHead(data []byte) (version string, err error, ok bool) {
+	top, err := members(data)
+	if err != nil {
+		return "", nil, false
+	}
+	var openapi, swagger any
+	ops := 0
+	for _, m := range top {
+		var dst *any
+		key := unquote(m.key)
+		switch {
+		case key != "openapi" && key != "swagger" && key != "paths" &&
+			(strings.EqualFold(key, "openapi") || strings.EqualFold(key, "swagger") || strings.EqualFold(key, "paths")):
+			return "", nil, false // json's case-insensitive match, left to json
+		}
+		switch key {
+		case "openapi":
+			dst = &openapi
+		case "swagger":
+			dst = &swagger
+		case "paths":
+			counts := map[string]int{} // the last of a path given twice counts, as json reads it
+			items, err := members(m.value)
+			if err != nil {
+				counts = nil // not an object: json.Unmarshal's error follows
+			}
+			for _, item := range items {
+				ms, err := members(item.value)
+				if err != nil {
+					return "", nil, false // null, or an error of json's
+				}
+				keys := make(map[string]bool, len(ms))
+				for _, op := range ms {
+					keys[unquote(op.key)] = true
+				}
+				counts[unquote(item.key)] = countOperations(keys)
+			}
+			if counts == nil {
+				return "", nil, false
+			}
+			ops = 0
+			for _, n := range counts {
+				ops += n
+			}
+			continue
+		default:
+			continue
+		}
+		*dst = nil
+		if err := json.Unmarshal(m.value, dst); err != nil {
+			return "", nil, false
+		}
+	}
+	version, err = headVersion(ops, openapi, swagger)
+	return version, err, true
+}
+
+// unquote is a JSON string's value.
+func unquote(quoted string) string {
+	if !strings.Contains(quoted, `\`) {
+		return quoted[1 : len(quoted)-1]
+	}
+	var s string
+	_ = json.Unmarshal([]byte(quoted), &s)
+	return s
 }
 
 func countOperations[V any](item map[string]V) int {

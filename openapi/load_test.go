@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -202,7 +203,7 @@ func TestLoadOpenAPI3AsGiven(t *testing.T) {
 // sameAsGiven says how loadOpenAPI3 and kin-openapi's load of data as it
 // is differ, or "" when they agree.
 func sameAsGiven(data []byte) string {
-	got, err := loadOpenAPI3(data)
+	got, err := loadOpenAPI3(data, false)
 	want, wantErr := newLoader().LoadFromData(data)
 	switch {
 	case (err == nil) != (wantErr == nil):
@@ -252,4 +253,42 @@ func FuzzLoadOpenAPI3AsGiven(f *testing.F) {
 			t.Errorf("%q: %s", data, d)
 		}
 	})
+}
+
+// FuzzDocumentHead holds the scan of valid JSON's head to the decode of
+// it: the same version, or the same error.
+func FuzzDocumentHead(f *testing.F) {
+	f.Add([]byte(minimal("")))
+	f.Add([]byte(`{"swagger":"2.0","paths":{"/a":{"GET":{},"get":{},"x":1},"/a":{"put":{}}},"openapi":"3.1.0","openapi":3}`))
+	f.Add([]byte(`{"Paths":{"/a":{"get":{}}},"OpenAPI":"3.0.0"}`))
+	f.Add([]byte(`{"openapi":"3.0.3","paths":{"/a":null,"/b":[],"/c":{"de\u006cete":{}}}}`))
+	f.Add([]byte(` [1] `))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || !isJSONText(data) {
+			return
+		}
+		v1, err1 := documentHead(data, true)
+		v2, err2 := documentHead(data, false)
+		if v1 != v2 || fmt.Sprint(err1) != fmt.Sprint(err2) {
+			t.Errorf("%q: scanned %q, %v; decoded %q, %v", data, v1, err1, v2, err2)
+		}
+	})
+}
+
+func TestDocumentHeadScansLikeItDecodes(t *testing.T) {
+	many := `{"openapi":"3.0.3","paths":{`
+	for i := range MaxOperations/4 + 1 {
+		if i > 0 {
+			many += ","
+		}
+		many += fmt.Sprintf(`"/p%d":{"get":{},"put":{},"post":{},"DELETE":{},"x-a":{}}`, i)
+	}
+	many += "}}"
+	for _, data := range []string{many, minimal(""), `{"openapi":3}`, `{"info":{}}`, `{"swagger":"2.0","swagger":"x"}`} {
+		v1, err1 := documentHead([]byte(data), true)
+		v2, err2 := documentHead([]byte(data), false)
+		if v1 != v2 || fmt.Sprint(err1) != fmt.Sprint(err2) {
+			t.Errorf("%.80q: scanned %q, %v; decoded %q, %v", data, v1, err1, v2, err2)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -703,6 +704,60 @@ func BenchmarkGitHub(b *testing.B) {
 	b.ReportMetric(float64(tools), "tools")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(kept)/float64(b.N)/(1<<20), "MiB-kept/op")
+	// What an import adds to a process at its peak: the most RSS of a
+	// process that reads the document and imports it, over that of one
+	// that only reads it.
+	read, imported := importChild(b, "read"), importChild(b, "import")
+	b.ReportMetric(float64(imported-read)/(1<<20), "MiB-peak-RSS-added")
+}
+
+// importChild runs TestImportChild in a process of its own and returns
+// its largest RSS, which it prints. (The rusage of a child started by a
+// large process says the parent's size: the child shares its memory
+// until it execs.)
+func importChild(b *testing.B, what string) int64 {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestImportChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "OPENAPI_IMPORT_CHILD="+what)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%s: %v\n%s", what, err, out)
+	}
+	_, after, ok := strings.Cut(string(out), "VmHWM:")
+	var kib int64
+	if _, err := fmt.Sscan(after, &kib); !ok || err != nil {
+		b.Skipf("no peak RSS read in the child: %s", out)
+	}
+	return kib << 10
+}
+
+// TestImportChild is BenchmarkGitHub's child process: with
+// OPENAPI_IMPORT_CHILD=import it reads GitHub's document and imports it,
+// with =read it only reads it.
+func TestImportChild(t *testing.T) {
+	what := os.Getenv("OPENAPI_IMPORT_CHILD")
+	if what == "" {
+		t.Skip("BenchmarkGitHub's child process")
+	}
+	data := document(t, githubDocument)
+	if what == "import" {
+		d, err := Load(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Tools(Curation{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.KeepAlive(data)
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status to read the peak RSS from")
+	}
+	for line := range strings.Lines(string(status)) {
+		if strings.HasPrefix(line, "VmHWM:") {
+			t.Log(strings.TrimSpace(line))
+		}
+	}
 }
 
 // BenchmarkGitHubPhases times loading and mapping apart.
