@@ -436,19 +436,26 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 	if p.In == openapi3.ParameterInQuery && m.tune.fixesQuery(p.Name) || p.In == openapi3.ParameterInHeader && m.tune.fixesHeader(p.Name) {
 		return "", "" // the configuration fixes it
 	}
-	if p.Schema == nil || p.Schema.Value == nil {
-		return "", fmt.Sprintf("%s parameter %q is described by content, not a schema", p.In, p.Name)
-	}
-	s := p.Schema.Value
-	base := baseType(s)
-	style, explode, reason := parameterStyle(p, s, base)
-	if reason != "" {
-		return "", reason
+	schema := p.Schema
+	var style upstream.Style
+	var explode *bool
+	if schema == nil || schema.Value == nil {
+		// A query parameter whose value is an object's JSON text, which
+		// upstream sends for an object with no style (Directus's filter).
+		var reason string
+		if schema, reason = jsonQueryObject(p); reason != "" {
+			return "", reason
+		}
+	} else {
+		var reason string
+		if style, explode, reason = parameterStyle(p, schema.Value, baseType(schema.Value)); reason != "" {
+			return "", reason
+		}
 	}
 
 	name := m.claim(argName(p.Name))
 	m.conv.charge(len(name) + 4)
-	prop := m.conv.convert(p.Schema)
+	prop := m.conv.convert(schema)
 	if p.Description != "" {
 		prop["description"] = plainLinks(p.Description)
 		m.conv.charge(len(p.Description))
@@ -477,6 +484,28 @@ func (m *operationMapping) parameter(p *openapi3.Parameter) (string, string) {
 	}
 	m.args = append(m.args, a)
 	return name, ""
+}
+
+// jsonQueryObject is the schema of a query parameter described by
+// content rather than a schema, when its one media type is JSON and its
+// schema an object: the argument is an object, sent as its JSON text.
+// Anything else described by content is not sent, and reason says so.
+func jsonQueryObject(p *openapi3.Parameter) (*openapi3.SchemaRef, string) {
+	reason := fmt.Sprintf("%s parameter %q is described by content, not a schema", p.In, p.Name)
+	if p.In != openapi3.ParameterInQuery || len(p.Content) != 1 {
+		return nil, reason
+	}
+	for k, mt := range p.Content {
+		t, _, err := mime.ParseMediaType(k)
+		if err != nil || !isJSON(t) || mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+			return nil, reason
+		}
+		if baseType(mt.Schema.Value) != "object" {
+			return nil, reason + " (only JSON objects are sent as JSON text)"
+		}
+		return mt.Schema, ""
+	}
+	return nil, reason
 }
 
 // unsentCollectionFormat is the extension in which loadSwagger keeps a

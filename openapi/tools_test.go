@@ -518,8 +518,25 @@ func TestToolsMapping(t *testing.T) {
 			skip: `argument "Host": header Host cannot be set by an argument`,
 		},
 		{
-			name: "a parameter described by content", version: "3.0.3", method: "get", path: "/a",
-			op:      `{"parameters":[{"name":"q","in":"query","content":{"application/json":{"schema":{"type":"object"}}}}],` + ok + `}`,
+			name: "a query parameter that is an object's JSON text", version: "3.0.3", method: "get", path: "/a",
+			op:   `{"parameters":[{"name":"filter","in":"query","description":"Items that match.","content":{"application/json":{"schema":{"type":"object"}}}}],` + ok + `}`,
+			want: []string{`"filter":{"description":"Items that match.","type":"object"}`},
+			call: `{"filter":{"title":{"_eq":"Hello & bye"}}}`,
+			url:  "https://api.example.com/a?filter=%7B%22title%22%3A%7B%22_eq%22%3A%22Hello+%26+bye%22%7D%7D",
+		},
+		{
+			name: "a parameter described by content, not an object", version: "3.0.3", method: "get", path: "/a",
+			op:      `{"parameters":[{"name":"q","in":"query","content":{"application/json":{"schema":{"type":"array","items":{"type":"string"}}}}}],` + ok + `}`,
+			dropped: `query parameter "q" is described by content, not a schema (only JSON objects are sent as JSON text)`,
+		},
+		{
+			name: "a header described by content", version: "3.0.3", method: "get", path: "/a",
+			op:      `{"parameters":[{"name":"X-Q","in":"header","content":{"application/json":{"schema":{"type":"object"}}}}],` + ok + `}`,
+			dropped: `header parameter "X-Q" is described by content, not a schema`,
+		},
+		{
+			name: "a query parameter described by text content", version: "3.0.3", method: "get", path: "/a",
+			op:      `{"parameters":[{"name":"q","in":"query","content":{"text/plain":{"schema":{"type":"object"}}}}],` + ok + `}`,
 			dropped: `query parameter "q" is described by content, not a schema`,
 		},
 		{

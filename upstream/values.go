@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 var errNotScalar = errors.New("arrays and objects cannot go here")
@@ -37,6 +38,18 @@ func scalarString(v any) (string, error) {
 	}
 }
 
+// jsonText is v's JSON text as the API reads it: <, > and & as they are,
+// not escaped for HTML.
+func jsonText(v any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
 // queryStrings formats a value for the query string or a form body: a
 // scalar is one value, an array repeats the key once per item, and an
 // object (only reachable through an input_schema, whose properties may
@@ -48,11 +61,7 @@ func queryStrings(v any) ([]string, error) {
 		for _, item := range v {
 			s, err := scalarString(item)
 			if errors.Is(err, errNotScalar) {
-				b, jerr := json.Marshal(item)
-				if jerr != nil {
-					return nil, jerr
-				}
-				s, err = string(b), nil
+				s, err = jsonText(item)
 			}
 			if err != nil {
 				return nil, err
@@ -61,11 +70,11 @@ func queryStrings(v any) ([]string, error) {
 		}
 		return out, nil
 	case map[string]any:
-		b, err := json.Marshal(v)
+		s, err := jsonText(v)
 		if err != nil {
 			return nil, err
 		}
-		return []string{string(b)}, nil
+		return []string{s}, nil
 	default:
 		s, err := scalarString(v)
 		if err != nil {

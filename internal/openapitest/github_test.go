@@ -4,15 +4,12 @@ package openapitest
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
-	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/internal/prismtest"
 )
 
@@ -51,19 +48,7 @@ func TestGitHubTenWithTheSDK(t *testing.T) {
 	}
 	github := filepath.Join(prismtest.Documents(t), githubDocument)
 	prism := prismtest.Start(t, selectOperations(t, github, ids), prismtest.Options{Drift: true})
-	port := incaddy.FreePort(t)
-	base := "http://127.0.0.1:" + port
-	incaddy.Run(t, "github-ten", fmt.Sprintf(`{
-	admin off
-	persist_config off
-	default_bind 127.0.0.1
-}
-
-http://:%s {
-	mcp /github {
-		upstream %s
-		openapi %q {
-			include %s
+	c, url := importWithPrism(t, "github", prism, github, `			include `+strings.Join(ids, " ")+`
 			operation issues/update {
 				title "Close an issue"
 				body_field state "closed"
@@ -71,13 +56,7 @@ http://:%s {
 			}
 			operation issues/get {
 				jq "{number, title, state, user: .user.login}"
-			}
-		}
-	}
-}
-`, port, prism.URL, github, strings.Join(ids, " ")), nil)
-
-	c, _ := mcptest.Connect(t, base+"/github", mcptest.Options{Name: "openapitest"})
+			}`)
 	list, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +72,7 @@ http://:%s {
 		calls = append(calls, sdkCall{strings.ReplaceAll(op.id, "/", "_"), op.args})
 	}
 	m := prism.Mark()
-	got := runSDKClient(t, base+"/github", calls)
+	got := runSDKClient(t, url, calls)
 	drifted := 0
 	for _, r := range got.Results {
 		data := r.Text

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
+	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
 	"github.com/caddy-mcp/caddy-mcp/internal/prismtest"
 )
@@ -65,6 +70,32 @@ func sdkClient(t *testing.T, e *env) {
 	if want := `{"title":"From the SDK","text":null,"priority":2}`; !sameJSON(reqs[2].Body, want) {
 		t.Errorf("createNote sent %s, want %s", reqs[2].Body, want)
 	}
+}
+
+// importWithPrism runs Caddy with one mcp endpoint at /<name> importing
+// document (a file) in front of prism, curated by the lines of block,
+// and returns a client of the endpoint.
+func importWithPrism(t *testing.T, name string, prism *prismtest.Server, document, block string) (*client.Client, string) {
+	t.Helper()
+	port := incaddy.FreePort(t)
+	incaddy.Run(t, name, fmt.Sprintf(`{
+	admin off
+	persist_config off
+	default_bind 127.0.0.1
+}
+
+http://:%s {
+	mcp /%s {
+		upstream %s
+		openapi %q {
+%s
+		}
+	}
+}
+`, port, name, prism.URL, document, block), nil)
+	url := "http://127.0.0.1:" + port + "/" + name
+	c, _ := mcptest.Connect(t, url, mcptest.Options{Name: "openapitest"})
+	return c, url
 }
 
 // sdkCall is one tools/call for sdk-client.mjs.
