@@ -175,7 +175,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 // parseOpenAPI reads an openapi line and its block. The document itself
 // is read at load, not here: adapting a Caddyfile fetches nothing.
 func parseOpenAPI(d *caddyfile.Dispenser) (*OpenAPISource, error) {
-	s := &OpenAPISource{at: d.Token()}
+	s := &OpenAPISource{at: d.Token(), Origin: origin(d.Token())}
 	if err := oneArg(d, &s.Source); err != nil {
 		return nil, err
 	}

@@ -65,6 +65,11 @@ type ImportedOperation struct {
 	// property they fix is no longer an argument. Default: none.
 	BodyFields map[string]json.RawMessage `json:"body_fields,omitempty"`
 
+	// Origin is where the operation block was written: "<file>:<line>",
+	// which the Caddyfile adapter fills in, for errors at load. Default:
+	// none.
+	Origin string `json:"origin,omitempty"`
+
 	// at is the operation line in a Caddyfile, and scopesAt its scopes
 	// line, for errors that need the whole handler to be read first.
 	at, scopesAt caddyfile.Token
@@ -161,7 +166,7 @@ func parseOperation(d *caddyfile.Dispenser, s *OpenAPISource) error {
 	}
 	// The lines are a tool's, read as a tool's and taken from it.
 	t := &Tool{Name: id}
-	o := &ImportedOperation{at: d.Token()}
+	o := &ImportedOperation{at: d.Token(), Origin: origin(d.Token())}
 	seen := make(map[string]bool)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		key := d.Val()

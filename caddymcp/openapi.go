@@ -63,8 +63,38 @@ type OpenAPISource struct {
 	// Default: none.
 	Operations map[string]*ImportedOperation `json:"operations,omitempty"`
 
+	// Origin is where the source was written: "<file>:<line>" of its
+	// openapi line, which the Caddyfile adapter fills in. An error about
+	// the document at load ends with it, as the adapter's own errors end
+	// with their line. Default: none.
+	Origin string `json:"origin,omitempty"`
+
 	// at is the openapi line in a Caddyfile, for errors.
 	at caddyfile.Token
+}
+
+// origin is a Caddyfile token's file and line, as errors name them.
+func origin(tok caddyfile.Token) string {
+	if tok.File == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", tok.File, tok.Line)
+}
+
+// located ends err with the place where the document, or the operation
+// err is about, was written, when the config says it.
+func (s *OpenAPISource) located(err error) error {
+	at := s.Origin
+	var opErr *openapi.OperationError
+	if errors.As(err, &opErr) {
+		if o := s.Operations[opErr.ID]; o != nil && o.Origin != "" {
+			at = o.Origin
+		}
+	}
+	if at == "" {
+		return err
+	}
+	return fmt.Errorf("%w, at %s", err, at)
 }
 
 // maxSkippedLogged bounds the lines of skipped operations and left-out
@@ -146,7 +176,7 @@ func (s *OpenAPISource) load(ctx context.Context, h *Handler) (*importedDocument
 			continue
 		}
 		if err := o.check(); err != nil {
-			return nil, fmt.Errorf("operation %s: %w", id, err)
+			return nil, &openapi.OperationError{ID: id, Err: err}
 		}
 		t, _ := o.tuning() // checked
 		if curation.Tune == nil {
@@ -172,7 +202,7 @@ func (h *Handler) loadOpenAPI(ctx context.Context) ([]*importedDocument, error) 
 		}
 		d, err := s.load(ctx, h)
 		if err != nil {
-			return nil, fmt.Errorf("openapi %s: %w", s.shown(), err)
+			return nil, s.located(fmt.Errorf("openapi %s: %w", s.shown(), err))
 		}
 		docs = append(docs, d)
 	}
@@ -182,20 +212,21 @@ func (h *Handler) loadOpenAPI(ctx context.Context) ([]*importedDocument, error) 
 	server := docs[0].serverURL
 	for _, d := range docs[1:] {
 		if d.serverURL != server {
-			return nil, fmt.Errorf("openapi %s names the server %q, openapi %s the server %q; set upstream",
-				docs[0].src.shown(), server, d.src.shown(), d.serverURL)
+			return nil, d.src.located(fmt.Errorf("openapi %s names the server %q, openapi %s the server %q; set upstream",
+				docs[0].src.shown(), server, d.src.shown(), d.serverURL))
 		}
 	}
+	first := docs[0].src
 	if server == "" {
-		return nil, fmt.Errorf("openapi %s names no server; set upstream", docs[0].src.shown())
+		return nil, first.located(fmt.Errorf("openapi %s names no server; set upstream", first.shown()))
 	}
 	if strings.ContainsAny(server, "{}") {
 		// The upstream is run through the replacer per call; no text of a
 		// document may be, or {env.*} in it would be sent to its server.
-		return nil, fmt.Errorf("openapi %s: the document's server %q holds a brace, which would be read as a placeholder; set upstream", docs[0].src.shown(), server)
+		return nil, first.located(fmt.Errorf("openapi %s: the document's server %q holds a brace, which would be read as a placeholder; set upstream", first.shown(), server))
 	}
 	if u, err := url.Parse(server); err != nil || !u.IsAbs() || u.Host == "" {
-		return nil, fmt.Errorf("openapi %s: the document's server %q is not an absolute http(s) URL; set upstream", docs[0].src.shown(), server)
+		return nil, first.located(fmt.Errorf("openapi %s: the document's server %q is not an absolute http(s) URL; set upstream", first.shown(), server))
 	}
 	h.Upstream = server
 	return docs, nil
@@ -214,12 +245,12 @@ func (h *Handler) importTools(docs []*importedDocument, add func(*provisioned)) 
 			t := &d.res.Tools[i]
 			where := fmt.Sprintf("imported from %s (operation %s)", d.src.shown(), operationName(t))
 			if other, taken := from[t.Name]; taken {
-				return fmt.Errorf("tool %q is defined twice: %s, and %s", t.Name, other, where)
+				return d.src.located(fmt.Errorf("tool %q is defined twice: %s, and %s", t.Name, other, where))
 			}
 			from[t.Name] = where
 			p, err := importedTool(t, h)
 			if err != nil {
-				return fmt.Errorf("openapi %s: tool %q (operation %s): %w", d.src.shown(), t.Name, operationName(t), err)
+				return d.src.located(fmt.Errorf("openapi %s: tool %q (operation %s): %w", d.src.shown(), t.Name, operationName(t), err))
 			}
 			if o := d.src.Operations[t.OperationID]; o != nil && t.OperationID != "" {
 				o.apply(p)

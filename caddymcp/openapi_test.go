@@ -164,6 +164,7 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 		{"no tools selected", "openapi " + petsDocument + " {\n include uploadPhoto \n}", []string{"at least one tool"}},
 		{"a tag no operation has", "openapi " + petsDocument + " {\n tags pet \n}", []string{`tags "pet": no operation has that tag; did you mean the tag pets?`}},
 		{"an include that matches nothing", "openapi " + petsDocument + " {\n include listPet \n}", []string{`include "listPet" matches no operationId; did you mean the operationId listPets?`}},
+		{"an operation of no operationId", "openapi " + petsDocument + " {\n operation showPet {\n title Show\n }\n}", []string{`operation showPet: the document has no operation with that operationId; did you mean the operationId showPetById?`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,6 +180,16 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "secret-in-query") {
 				t.Errorf("error %q shows the URL's query", err)
+			}
+			// The line of the openapi line the error is about, which the
+			// config carries from the Caddyfile (origin).
+			at := map[string]string{"two servers": "Testfile:5", "two documents": "Testfile:4", "no tools selected": "", "an operation of no operationId": "Testfile:3"}
+			want, ok := at[tt.name]
+			if !ok {
+				want = "Testfile:2"
+			}
+			if want != "" && !strings.HasSuffix(err.Error(), ", at "+want) {
+				t.Errorf("error %q does not end with its place, %s", err, want)
 			}
 		})
 	}

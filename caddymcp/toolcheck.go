@@ -153,7 +153,8 @@ const adaptHold = time.Minute
 // that what is wrong with it (a file missing, a curation that matches
 // nothing, an operation that cannot be mapped) is reported at its
 // openapi or operation line. A URL is not fetched while adapting: its
-// document's errors come at load, naming the URL. It returns where each
+// document's errors come at load, naming the URL and ending with the
+// line the config's origin keeps. It returns where each
 // imported tool name comes from.
 func (h *Handler) checkDocuments() (map[string]string, error) {
 	names := make(map[string]string)
