@@ -259,7 +259,17 @@ func (h *Handler) importTools(docs []*importedDocument, add func(*provisioned)) 
 		}
 		h.logImport(d)
 	}
+	if len(h.Tools) == 0 && len(docs) > 0 && len(from) == 0 {
+		return docs[0].src.located(noTool(docs[0]))
+	}
 	return nil
+}
+
+// noTool is the error of a handler whose only tools were to come from
+// documents that gave none, about the first of them.
+func noTool(d *importedDocument) error {
+	return fmt.Errorf("mcp needs at least one tool: openapi %s gives none, as each operation it selects (%d) is skipped, with the reason logged",
+		d.src.shown(), d.res.Selected)
 }
 
 func operationName(t *openapi.Tool) string {

@@ -161,7 +161,7 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 			[]string{`tool "showPetById" is defined twice: imported from ` + petsDocument + ` (operation showPetById), and imported from ` + other + ` (operation showPetById)`}},
 		{"renamed onto inline", "openapi " + petsDocument + " {\n rename createPet ping \n}\ntool ping {\n description d\n get /ping\n}",
 			[]string{`tool "ping" is defined twice: defined inline, and imported from ` + petsDocument + ` (operation createPet)`}},
-		{"no tools selected", "openapi " + petsDocument + " {\n include uploadPhoto \n}", []string{"at least one tool"}},
+		{"no tools selected", "openapi " + petsDocument + " {\n include uploadPhoto \n}", []string{"at least one tool: openapi " + petsDocument + " gives none, as each operation it selects (1) is skipped"}},
 		{"a tag no operation has", "openapi " + petsDocument + " {\n tags pet \n}", []string{`tags "pet": no operation has that tag; did you mean the tag pets?`}},
 		{"an include that matches nothing", "openapi " + petsDocument + " {\n include listPet \n}", []string{`include "listPet" matches no operationId; did you mean the operationId listPets?`}},
 		{"an operation of no operationId", "openapi " + petsDocument + " {\n operation showPet {\n title Show\n }\n}", []string{`operation showPet: the document has no operation with that operationId; did you mean the operationId showPetById?`}},
@@ -183,7 +183,7 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 			}
 			// The line of the openapi line the error is about, which the
 			// config carries from the Caddyfile (origin).
-			at := map[string]string{"two servers": "Testfile:5", "two documents": "Testfile:4", "no tools selected": "", "an operation of no operationId": "Testfile:3"}
+			at := map[string]string{"two servers": "Testfile:5", "two documents": "Testfile:4", "an operation of no operationId": "Testfile:3"}
 			want, ok := at[tt.name]
 			if !ok {
 				want = "Testfile:2"

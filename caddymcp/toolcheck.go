@@ -158,6 +158,8 @@ const adaptHold = time.Minute
 // imported tool name comes from.
 func (h *Handler) checkDocuments() (map[string]string, error) {
 	names := make(map[string]string)
+	var first *importedDocument // the first document imported
+	imported := 0
 	for _, s := range h.OpenAPI {
 		if s == nil || s.isURL() || strings.TrimSpace(s.Source) == "" || strings.Contains(s.Source, "{") {
 			continue
@@ -185,6 +187,13 @@ func (h *Handler) checkDocuments() (map[string]string, error) {
 		if h.Upstream == "" && doc.serverURL == "" {
 			return nil, errorAt(s.at, fmt.Errorf("openapi %s names no server; set upstream", s.shown()))
 		}
+		if first == nil {
+			first = doc
+		}
+		imported++
+	}
+	if len(h.Tools) == 0 && len(names) == 0 && first != nil && imported == len(h.OpenAPI) {
+		return nil, errorAt(first.src.at, noTool(first))
 	}
 	h.importKeys = nil // adapting holds none: the pool lets each go after adaptHold
 	return names, nil
