@@ -146,8 +146,8 @@ func loadSlim(data []byte) (*openapi3.T, error) {
 // validJSON says data is valid JSON, which a scan then reads.
 func documentHead(data []byte, validJSON bool) (string, error) {
 	if validJSON {
-		if version, err, ok := jsonHead(data); ok {
-			return version, err
+		if ops, openapi, swagger, ok := jsonHead(data); ok {
+			return headVersion(ops, openapi, swagger)
 		}
 	}
 	var head struct {
@@ -197,40 +197,40 @@ func headVersion(ops int, openapi, swagger any) (string, error) {
 	return "", fmt.Errorf("not an OpenAPI document: it has neither an openapi nor a swagger field")
 }
 
-// jsonHead is documentHead on valid JSON, read with slimJSON's scanner
-// rather than decoded: the keys of paths and path items, the openapi and
-// swagger values. ok is false when it cannot tell (a top-level value
-// other than an object), for documentHead to decode the document.
-func jsonHead(data []byte) (version string, err error, ok bool) {
+// jsonHead is documentHead's reading of valid JSON, with slimJSON's
+// scanner rather than a decode: the keys of paths and of path items, the
+// openapi and swagger values. ok is false when it cannot tell as
+// json.Unmarshal would (no object, a path item that is not one, a key
+// json would match regardless of case), for documentHead to decode.
+func jsonHead(data []byte) (ops int, openapi, swagger any, ok bool) {
 	top, err := members(data)
 	if err != nil {
-		return "", nil, false
+		return 0, nil, nil, false
 	}
-	var openapi, swagger any
-	ops := 0
+	// json keeps the last of a path given twice, and adds the paths of a
+	// second paths member to the first's.
+	counts := make(map[string]int)
 	for _, m := range top {
-		var dst *any
-		key := unquote(m.key)
-		switch {
-		case key != "openapi" && key != "swagger" && key != "paths" &&
-			(strings.EqualFold(key, "openapi") || strings.EqualFold(key, "swagger") || strings.EqualFold(key, "paths")):
-			return "", nil, false // json's case-insensitive match, left to json
-		}
-		switch key {
-		case "openapi":
-			dst = &openapi
-		case "swagger":
-			dst = &swagger
+		switch key := unquote(m.key); key {
+		case "openapi", "swagger":
+			var v any
+			if json.Unmarshal(m.value, &v) != nil {
+				return 0, nil, nil, false
+			}
+			if key == "openapi" {
+				openapi = v
+			} else {
+				swagger = v
+			}
 		case "paths":
-			counts := map[string]int{} // the last of a path given twice counts, as json reads it
 			items, err := members(m.value)
 			if err != nil {
-				counts = nil // not an object: json.Unmarshal's error follows
+				return 0, nil, nil, false
 			}
 			for _, item := range items {
 				ms, err := members(item.value)
 				if err != nil {
-					return "", nil, false // null, or an error of json's
+					return 0, nil, nil, false
 				}
 				keys := make(map[string]bool, len(ms))
 				for _, op := range ms {
@@ -238,24 +238,16 @@ func jsonHead(data []byte) (version string, err error, ok bool) {
 				}
 				counts[unquote(item.key)] = countOperations(keys)
 			}
-			if counts == nil {
-				return "", nil, false
-			}
-			ops = 0
-			for _, n := range counts {
-				ops += n
-			}
-			continue
 		default:
-			continue
-		}
-		*dst = nil
-		if err := json.Unmarshal(m.value, dst); err != nil {
-			return "", nil, false
+			if strings.EqualFold(key, "openapi") || strings.EqualFold(key, "swagger") || strings.EqualFold(key, "paths") {
+				return 0, nil, nil, false
+			}
 		}
 	}
-	version, err = headVersion(ops, openapi, swagger)
-	return version, err, true
+	for _, n := range counts {
+		ops += n
+	}
+	return ops, openapi, swagger, true
 }
 
 // unquote is a JSON string's value.

@@ -263,6 +263,7 @@ func FuzzDocumentHead(f *testing.F) {
 	f.Add([]byte(`{"Paths":{"/a":{"get":{}}},"OpenAPI":"3.0.0"}`))
 	f.Add([]byte(`{"openapi":"3.0.3","paths":{"/a":null,"/b":[],"/c":{"de\u006cete":{}}}}`))
 	f.Add([]byte(` [1] `))
+	f.Add([]byte(`{"paths":{"/a":{"get":{}}},"openapi":"3.0.3","paths":{"/b":{"get":{}},"/a":{"put":{},"post":{}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !json.Valid(data) || !isJSONText(data) {
 			return
