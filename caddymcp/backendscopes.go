@@ -89,19 +89,29 @@ func (s *backendScopes) needs(tool string) []string {
 // refuse returns an error for a call of tool by caller when caller lacks
 // scopes the tool needs; nil when the call may go on.
 func (s *backendScopes) refuse(backend, tool string, caller *authorized) error {
-	needed := s.needs(tool)
-	if len(needed) == 0 {
-		return nil
-	}
-	missing := needed
-	if caller != nil {
-		missing = caller.id.Missing(needed)
-	}
+	missing := s.missing(tool, caller)
 	if len(missing) == 0 {
 		return nil
 	}
 	return &codemode.ToolError{Message: fmt.Sprintf("insufficient scope: %s.%s needs %s, which the caller's token does not carry",
 		backend, tool, strings.Join(missing, " "))}
+}
+
+// plural is word, with an s when n is not 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// missing are the scopes the tool needs that caller does not hold.
+func (s *backendScopes) missing(tool string, caller *authorized) []string {
+	needed := s.needs(tool)
+	if len(needed) == 0 || caller == nil {
+		return needed
+	}
+	return caller.id.Missing(needed)
 }
 
 // held says which of the scopes the backend names the caller holds, as
@@ -145,9 +155,16 @@ func (v *backendView) apiFor(caller *authorized) *codemode.BackendAPI {
 	}
 	b := codemode.APIBackend{Name: v.name, Instructions: v.instructions}
 	for _, t := range v.tools {
-		if s.refuse(v.name, t.Name, caller) == nil {
+		missing := s.missing(t.Name, caller)
+		if len(missing) == 0 {
 			b.Tools = append(b.Tools, t)
+			continue
 		}
+		// The code that calls it is told why it cannot.
+		if b.Hidden == nil {
+			b.Hidden = make(map[string]string)
+		}
+		b.Hidden[t.Name] = fmt.Sprintf("it needs the %s %s, which the caller's token does not carry", plural(len(missing), "scope"), strings.Join(missing, " "))
 	}
 	if len(b.Tools) == 0 {
 		b.Instructions = ""

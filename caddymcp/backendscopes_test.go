@@ -95,8 +95,8 @@ func testCodeModeBackendScopes(t *testing.T, isolation string) {
 				t.Errorf("declarations (create_refund declared: want %v):\n%s", tc.declared, desc)
 			}
 
-			if _, text := execute(t, token, `return typeof shop.create_refund`); strings.Contains(text, "function") != tc.refunds {
-				t.Errorf("typeof shop.create_refund: %s", text)
+			if _, text := execute(t, token, `return "create_refund" in shop`); strings.Contains(text, "true") != tc.refunds {
+				t.Errorf(`"create_refund" in shop: %s`, text)
 			}
 			before := upstreamHits.Load()
 			isErr, text := execute(t, token, `return await shop.get_order({})`)
@@ -107,6 +107,10 @@ func testCodeModeBackendScopes(t *testing.T, isolation string) {
 			isErr, text = execute(t, token, `return await shop.create_refund({})`)
 			if isErr == tc.refunds || upstreamHits.Load() != before+map[bool]int64{true: 1}[tc.refunds] {
 				t.Errorf("create_refund: error %v, upstream requests %d: %s", isErr, upstreamHits.Load()-before, text)
+			}
+			// The code that calls a tool it may not is told the scope.
+			if want := "shop.create_refund is not callable here: it needs the scope refunds:write, which the caller's token does not carry"; !tc.refunds && !strings.Contains(text, want) {
+				t.Errorf("create_refund without its scope says %q, want %q", text, want)
 			}
 
 			// billing is down: the sandbox takes any tool name for it.

@@ -27,6 +27,10 @@ type APIBackend struct {
 	// Unavailable, when set, says why the tools are not known (the
 	// backend is down); Tools and Instructions are then ignored.
 	Unavailable string
+	// Hidden are tools the caller may not call, by the backend's name,
+	// with the reason (the scope it needs): the code is told it when it
+	// calls one.
+	Hidden map[string]string
 }
 
 // BackendAPI is one backend's tools named for the sandbox: each tool gets
@@ -37,6 +41,7 @@ type BackendAPI struct {
 	name        string
 	unavailable string
 	tools       map[string]string // identifier in the sandbox -> backend tool name
+	hidden      map[string]string // identifier -> why the caller may not call it
 	byTool      map[string]int    // backend tool name -> its index in decl.Tools
 	collisions  []Collision
 	decl        BackendDecl
@@ -70,6 +75,14 @@ func NewBackendAPI(b APIBackend) *BackendAPI {
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		}
 	}
+	for name, reason := range b.Hidden {
+		if ident := SanitizeIdentifier(name); a.tools[ident] == "" {
+			if a.hidden == nil {
+				a.hidden = make(map[string]string, len(b.Hidden))
+			}
+			a.hidden[ident] = reason
+		}
+	}
 	return a
 }
 
@@ -83,7 +96,7 @@ func (a *BackendAPI) Collisions() []Collision { return a.collisions }
 // Binding is the backend's global for one execution, whose methods call
 // call with the backend's tool name.
 func (a *BackendAPI) Binding(call func(ctx context.Context, tool string, args []byte) ([]byte, error)) Binding {
-	return Binding{Name: a.name, Tools: a.tools, Unavailable: a.unavailable, Call: call}
+	return Binding{Name: a.name, Tools: a.tools, Hidden: a.hidden, Unavailable: a.unavailable, Call: call}
 }
 
 // API is what the code is told of its backends: the rules of the sandbox

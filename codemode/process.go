@@ -255,7 +255,7 @@ func (w *worker) deathError(maxMemory int64) *Error {
 func (w *worker) bindings(bs []Binding) []workerBinding {
 	out := make([]workerBinding, len(bs))
 	for i, b := range bs {
-		out[i] = workerBinding{Name: b.Name, Unavailable: b.Unavailable}
+		out[i] = workerBinding{Name: b.Name, Hidden: b.Hidden, Unavailable: b.Unavailable}
 		if b.Unavailable != "" {
 			delete(w.sent, b.Name)
 			continue

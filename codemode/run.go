@@ -22,6 +22,10 @@ type Binding struct {
 	// The sandbox only reads it: one map may serve every execution until
 	// the backend's tool list changes.
 	Tools map[string]string
+	// Hidden are tools the caller may not call, by identifier, with the
+	// reason: calling one throws an Error that says it. Calling a name
+	// that is neither throws one naming the closest tools.
+	Hidden map[string]string
 	// Call calls a tool with the arguments as JSON text and returns the
 	// tool's value as JSON text. A *ToolError becomes an Error thrown in the
 	// code with the backend's message.

@@ -5,10 +5,13 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/suggest"
 )
 
 // maxTimers bounds the timers one execution may have pending.
@@ -232,7 +235,45 @@ func (ex *execution) setupBinding(b Binding) error {
 	}); err != nil {
 		return err
 	}
-	return vm.GlobalObject().DefineDataProperty(b.Name, obj, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	global := vm.NewProxy(obj, &goja.ProxyTrapConfig{
+		Get: func(target *goja.Object, name string, receiver goja.Value) goja.Value {
+			if v := target.Get(name); v != nil || lookedUpByJS[name] {
+				return orUndefined(v)
+			}
+			return vm.ToValue(func(goja.FunctionCall) goja.Value {
+				panic(vm.NewTypeError(noTool(b, name)))
+			})
+		},
+	})
+	return vm.GlobalObject().DefineDataProperty(b.Name, vm.ToValue(global), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+}
+
+// lookedUpByJS are names JavaScript itself looks up on an object
+// (awaiting it, serializing it) that Object.prototype does not have: they
+// are not taken for tools.
+var lookedUpByJS = map[string]bool{"then": true, "toJSON": true}
+
+// noTool says why the backend's global has no method name: a tool the
+// caller may not call and why, or no such tool and the closest ones.
+func noTool(b Binding, name string) string {
+	if reason, ok := b.Hidden[name]; ok {
+		return fmt.Sprintf("%s.%s is not callable here: %s", b.Name, name, reason)
+	}
+	idents := slices.Sorted(maps.Keys(b.Tools))
+	names := suggest.Near(name, idents, 3)
+	if len(names) == 0 {
+		names = suggest.Related(name, idents, 3)
+	}
+	switch len(names) {
+	case 0:
+		return fmt.Sprintf("%s has no tool %s (its %d tools are declared in the execute tool's description)", b.Name, name, len(idents))
+	case 1:
+		return fmt.Sprintf("%s has no tool %s; did you mean %s.%s?", b.Name, name, b.Name, names[0])
+	}
+	for i, n := range names {
+		names[i] = b.Name + "." + n
+	}
+	return fmt.Sprintf("%s has no tool %s; the closest are %s and %s", b.Name, name, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 // defineMethod adds a non-enumerable native method, as built-ins are.

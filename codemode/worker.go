@@ -176,7 +176,7 @@ func (c *workerConn) run(m *message) {
 			b.Tools = c.tools[b.Name]
 		}
 		c.tools[b.Name] = b.Tools
-		bindings[i] = Binding{Name: b.Name, Tools: b.Tools, Unavailable: b.Unavailable, Call: c.caller(m.Exec, msgCall, i)}
+		bindings[i] = Binding{Name: b.Name, Tools: b.Tools, Hidden: b.Hidden, Unavailable: b.Unavailable, Call: c.caller(m.Exec, msgCall, i)}
 	}
 	var search searchCall
 	if m.Search {

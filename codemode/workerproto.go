@@ -84,6 +84,7 @@ type message struct {
 type workerBinding struct {
 	Name        string            `json:"name"`
 	Tools       map[string]string `json:"tools,omitempty"`
+	Hidden      map[string]string `json:"hidden,omitempty"` // sent every time: it is the caller's
 	Unavailable string            `json:"unavailable,omitempty"`
 	// Same says the tools are those this binding had in the worker's
 	// last execution: they are not sent again.

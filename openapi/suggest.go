@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/suggest"
 )
 
 // An operation as the curation's patterns see it.
@@ -73,73 +75,12 @@ const maxSuggestions = 3
 // nearest to s by edit distance (ignoring case and glob characters), or
 // "" when none is near.
 func closest(what, s string, candidates []string) string {
-	target := strings.ToLower(strings.TrimSpace(s))
-	// A glob is compared by what comes before its first wildcard, with a
-	// candidate's start of about that length.
-	literal, glob := target, false
-	if i := strings.IndexAny(target, "*?"); i >= 0 {
-		literal, glob = target[:i], true
-	}
-	type scored struct {
-		name string
-		d    int
-	}
-	var near []scored
-	for _, c := range candidates {
-		lower := strings.ToLower(c)
-		d := editDistance(literal, lower)
-		if glob {
-			for k := max(0, len(literal)-2); k <= min(len(lower), len(literal)+2); k++ {
-				d = min(d, editDistance(literal, lower[:k]))
-			}
-		}
-		if literal != "" && strings.Contains(lower, literal) {
-			d = min(d, 1) // a part of the name
-		}
-		if d <= max(2, len(literal)/3) {
-			near = append(near, scored{c, d})
-		}
-	}
-	if len(near) == 0 {
+	names := suggest.Near(s, candidates, maxSuggestions)
+	switch len(names) {
+	case 0:
 		return ""
-	}
-	slices.SortStableFunc(near, func(a, b scored) int {
-		if a.d != b.d {
-			return a.d - b.d
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	names := make([]string, 0, maxSuggestions)
-	for _, n := range near[:min(len(near), maxSuggestions)] {
-		names = append(names, n.name)
-	}
-	if len(names) == 1 {
+	case 1:
 		return fmt.Sprintf("; did you mean the %s %s?", what, names[0])
 	}
 	return fmt.Sprintf("; the closest %ss are %s and %s", what, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes, capped
-// for long inputs: the names compared are short.
-func editDistance(a, b string) int {
-	if len(a) > 256 || len(b) > 256 {
-		return max(len(a), len(b))
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
