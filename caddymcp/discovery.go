@@ -148,6 +148,12 @@ func (h *Handler) callToolTool() mcp.Tool {
 			`"required":["name"],"additionalProperties":false}`))
 	t.Title = "Call a tool"
 	t.Annotations.Title = t.Title
+	// Any tool's result comes back through it.
+	hint := 0
+	for _, p := range h.disc.tools {
+		hint = max(hint, p.shape.SizeHint())
+	}
+	announceSize(&t, hint)
 	return t
 }
 

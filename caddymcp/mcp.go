@@ -163,6 +163,21 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
+// announceSize puts a tool's size hint (upstream.ResultSizeHintKey) in
+// its _meta, for a client that holds back large results to show them.
+func announceSize(t *mcp.Tool, hint int) {
+	if hint <= 0 {
+		return
+	}
+	if t.Meta == nil {
+		t.Meta = &mcp.Meta{}
+	}
+	if t.Meta.AdditionalFields == nil {
+		t.Meta.AdditionalFields = map[string]any{}
+	}
+	t.Meta.AdditionalFields[upstream.ResultSizeHintKey] = hint
+}
+
 // Provision compiles the tools and sets up the MCP server.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
@@ -228,6 +243,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			p.shape.MaxSize = h.MaxResultSize
 		}
 		p.shape.SummaryText = h.StructuredText == structuredTextSummary
+		announceSize(&p.mcpTool, p.shape.SizeHint())
 	}
 	if err := h.offerTools(srv, offered); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -144,20 +145,7 @@ func cutMeta(t *testing.T, res *mcp.CallToolResult) upstream.Cut {
 func TestShapingSameOnBothPaths(t *testing.T) {
 	bin := mcptest.StartHTTPBin(t)
 	load := func(fast bool, structuredText string) *Handler {
-		h, err := unmarshalMCP("mcp {\n" + fmt.Sprintf(shapedTools, bin) + "\nstructured_text " + structuredText + "\n}")
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Timeout = caddy.Duration(5 * time.Second)
-		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-		t.Cleanup(cancel)
-		if err := h.Provision(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if !fast {
-			h.fast = nil
-		}
-		return h
+		return provisionMCP(t, "mcp {\n"+fmt.Sprintf(shapedTools, bin)+"\nstructured_text "+structuredText+"\ntimeout 5s\n}", fast)
 	}
 	send := func(h *Handler, body string) string {
 		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
@@ -193,6 +181,35 @@ func TestShapingSameOnBothPaths(t *testing.T) {
 	}
 }
 
+// listedMeta is what a tools/list answer says of each tool's _meta.
+type listedMeta struct {
+	Result struct {
+		Tools []struct {
+			Name string         `json:"name"`
+			Meta map[string]any `json:"_meta"`
+		} `json:"tools"`
+	} `json:"result"`
+}
+
+// provisionMCP provisions the mcp handler of a Caddyfile block, with its
+// fast path or, without fast, answering everything through mcp-go.
+func provisionMCP(t *testing.T, config string, fast bool) *Handler {
+	t.Helper()
+	h, err := unmarshalMCP(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	if err := h.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !fast {
+		h.fast = nil
+	}
+	return h
+}
+
 // TestShapingConfig: bad shaping values in JSON config are refused at
 // load, with the value.
 func TestShapingConfig(t *testing.T) {
@@ -208,6 +225,65 @@ func TestShapingConfig(t *testing.T) {
 	} {
 		if _, err := loadMCP(t, tt.config); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.config, err, tt.want)
+		}
+	}
+}
+
+// TestSizeHintThroughTheHandler: a tool whose max_result_size lets a
+// result pass Claude Code's warning says how large its results may be
+// (anthropic/maxResultSizeChars) in tools/list, and so does each large
+// result, on both paths; a tool with a small bound says nothing. With
+// discovery search, call_tool says the most any tool behind it may give.
+func TestSizeHintThroughTheHandler(t *testing.T) {
+	big := `[` + strings.Repeat(`{"name":"an item with a name long enough","n":12345},`, 1500) + `{}]` // 78 KB
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, big)
+	}))
+	defer api.Close()
+	config := "mcp {\nupstream " + api.URL + "\n" +
+		"tool large {\n description d\n get /x\n max_result_size 128KiB\n}\n" +
+		"tool small {\n description d\n get /x\n max_result_size 8KiB\n}\n}"
+	load := func(fast bool, extra string) *Handler {
+		return provisionMCP(t, strings.TrimSuffix(config, "}")+extra+"}", fast)
+	}
+	header := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	want := 2*128<<10 + upstream.MaxCutMeta
+	var callTool listedMeta
+	searching := load(true, "discovery search\n")
+	if err := json.Unmarshal(servePost(t, searching, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header).Body.Bytes(), &callTool); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range callTool.Result.Tools {
+		if got := tool.Meta["anthropic/maxResultSizeChars"]; tool.Name == "call_tool" && got != float64(want) || tool.Name != "call_tool" && got != nil {
+			t.Errorf("discovery search: %s lists _meta %v", tool.Name, tool.Meta)
+		}
+	}
+	for _, fast := range []bool{true, false} {
+		h := load(fast, "")
+		var list listedMeta
+		if err := json.Unmarshal(servePost(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header).Body.Bytes(), &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range list.Result.Tools {
+			got := tool.Meta["anthropic/maxResultSizeChars"]
+			if tool.Name == "large" && got != float64(want) || tool.Name == "small" && got != nil {
+				t.Errorf("fast %v: %s lists _meta %v", fast, tool.Name, tool.Meta)
+			}
+		}
+		for name, hinted := range map[string]bool{"large": true, "small": false} {
+			var call struct {
+				Result struct {
+					Meta map[string]any `json:"_meta"`
+				} `json:"result"`
+			}
+			body := servePost(t, h, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+name+`"}}`, header).Body.Bytes()
+			if err := json.Unmarshal(body, &call); err != nil {
+				t.Fatalf("%v: %.300s", err, body)
+			}
+			if got := call.Result.Meta["anthropic/maxResultSizeChars"]; (got == float64(want)) != hinted || !hinted && got != nil {
+				t.Errorf("fast %v: a call of %s (%d bytes) has _meta %v", fast, name, len(body), call.Result.Meta)
+			}
 		}
 	}
 }

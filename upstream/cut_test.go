@@ -650,3 +650,42 @@ func TestCutCountsWhatIsSent(t *testing.T) {
 		})
 	}
 }
+
+// TestSizeHint: a tool whose bounded results may pass about Claude Code's
+// warning announces how large they can be (its text and structured
+// content at the bound, and a cut record; at most 500,000), and a result
+// past that size says so too; small results, small bounds and no bound
+// announce nothing.
+func TestSizeHint(t *testing.T) {
+	for _, tt := range []struct {
+		max  int64
+		want int
+	}{
+		{0, 0}, {8 << 10, 0}, {17 << 10, 0}, {18 << 10, 2*18<<10 + MaxCutMeta}, {128 << 10, 2*128<<10 + MaxCutMeta}, {1 << 20, 500_000},
+	} {
+		if got := (Shaping{MaxSize: tt.max}).SizeHint(); got != tt.want {
+			t.Errorf("SizeHint with MaxSize %d = %d, want %d", tt.max, got, tt.want)
+		}
+	}
+	target := Target{Label: "GET /items"}
+	s := Shaping{MaxSize: 128 << 10}
+	for _, tt := range []struct {
+		name string
+		text string
+		want bool
+	}{
+		{"small", items(10, 10), false},
+		{"large, within the bound", items(1000, 60), true},
+		{"large, cut", items(10000, 60), true},
+		{"large text", strings.Repeat("a", 50_000), true},
+	} {
+		res := s.apply(target, 200, TextResult(tt.text), json.Valid([]byte(tt.text)))
+		var hint any
+		if res.Meta != nil {
+			hint = res.Meta.AdditionalFields[ResultSizeHintKey]
+		}
+		if (hint != nil) != tt.want || hint != nil && hint != s.SizeHint() {
+			t.Errorf("%s (%d bytes): the result's hint is %v, want it: %v", tt.name, len(tt.text), hint, tt.want)
+		}
+	}
+}

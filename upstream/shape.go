@@ -31,10 +31,65 @@ type Shaping struct {
 	SummaryText bool
 }
 
+// ResultSizeHintKey is the _meta key in which a tool, and each large
+// result of it, tell Claude Code how many characters a result may hold
+// (anthropic/maxResultSizeChars, at most 500,000). Claude Code warns on a
+// result past 10,000 tokens and, past its cap (25,000 tokens by default),
+// writes the result to a file instead of showing it, unless the tool says
+// that much is expected.
+const ResultSizeHintKey = "anthropic/maxResultSizeChars"
+
+const (
+	// resultSizeHintFrom is the size, in characters, past which a tool's
+	// results are announced: about Claude Code's 10,000-token warning.
+	resultSizeHintFrom = 40_000
+	// maxResultSizeHint is the most Claude Code takes.
+	maxResultSizeHint = 500_000
+)
+
+// SizeHint is what a tool whose results s bounds announces in
+// ResultSizeHintKey: its text and its structuredContent at the bound and
+// a cut record, in characters at most, past resultSizeHintFrom; 0 when
+// its results stay below that, or are not bounded (a client keeps its own
+// cap for those).
+func (s Shaping) SizeHint() int {
+	if s.MaxSize <= 0 {
+		return 0
+	}
+	n := 2*s.MaxSize + MaxCutMeta
+	if n <= resultSizeHintFrom {
+		return 0
+	}
+	return int(min(n, maxResultSizeHint))
+}
+
 // apply sizes res, the result of an answer of the given status to the
 // request target names; jsonText says its text is valid JSON, to be cut
-// as JSON (other text is cut at a character boundary).
+// as JSON (other text is cut at a character boundary). A result past
+// resultSizeHintFrom carries the tool's SizeHint.
 func (s Shaping) apply(target Target, status int, res *mcp.CallToolResult, jsonText bool) *mcp.CallToolResult {
+	res = s.size(target, status, res, jsonText)
+	if hint := s.SizeHint(); hint > 0 && resultSize(res) > resultSizeHintFrom {
+		setMeta(res, ResultSizeHintKey, hint)
+	}
+	return res
+}
+
+// resultSize is the bytes of a result's text and structuredContent.
+func resultSize(res *mcp.CallToolResult) int {
+	n := 0
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			n += len(t.Text)
+		}
+	}
+	if raw, ok := res.StructuredContent.(json.RawMessage); ok {
+		n += len(raw)
+	}
+	return n
+}
+
+func (s Shaping) size(target Target, status int, res *mcp.CallToolResult, jsonText bool) *mcp.CallToolResult {
 	if raw, ok := res.StructuredContent.(json.RawMessage); ok && !res.IsError {
 		return s.structured(target, status, res, raw)
 	}
@@ -95,14 +150,16 @@ func onlyText(res *mcp.CallToolResult) string {
 	return ""
 }
 
-func setCutMeta(res *mcp.CallToolResult, cut *Cut) {
+func setCutMeta(res *mcp.CallToolResult, cut *Cut) { setMeta(res, CutMetaKey, cut) }
+
+func setMeta(res *mcp.CallToolResult, key string, v any) {
 	if res.Meta == nil {
 		res.Meta = &mcp.Meta{}
 	}
 	if res.Meta.AdditionalFields == nil {
 		res.Meta.AdditionalFields = map[string]any{}
 	}
-	res.Meta.AdditionalFields[CutMetaKey] = cut
+	res.Meta.AdditionalFields[key] = v
 }
 
 // noteSep is between a cut text and its note.
