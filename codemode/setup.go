@@ -264,10 +264,12 @@ func noTool(b Binding, name string) string {
 	if len(names) == 0 {
 		names = suggest.Related(name, idents, 3)
 	}
-	switch len(names) {
-	case 0:
+	switch {
+	case len(idents) == 0:
+		return fmt.Sprintf("%s has no tool %s, and none this caller may call", b.Name, name)
+	case len(names) == 0:
 		return fmt.Sprintf("%s has no tool %s (its %d tools are declared in the execute tool's description)", b.Name, name, len(idents))
-	case 1:
+	case len(names) == 1:
 		return fmt.Sprintf("%s has no tool %s; did you mean %s.%s?", b.Name, name, b.Name, names[0])
 	}
 	for i, n := range names {
