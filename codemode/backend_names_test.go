@@ -44,9 +44,13 @@ func TestBackendNamesThatHelp(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", tc.code, got, tc.want)
 		}
 	}
+	empty := NewBackendAPI(APIBackend{Name: "billing", Hidden: map[string]string{"charge": "it needs the scope billing"}}).Binding(nil)
+	res := r.Run(context.Background(), `try { await billing.refund({}) } catch (e) { return e.message }`, []Binding{empty})
+	wantValue(t, res, `"billing has no tool refund, and none this caller may call"`)
+
 	// The global is still an ordinary object to JavaScript: not a
 	// thenable, serializable, a string, with its methods.
-	res := r.Run(context.Background(), `const g = await github;
+	res = r.Run(context.Background(), `const g = await github;
 		return [g === github, typeof github.then, typeof github.toJSON, JSON.stringify(github).length > 0, String(github),
 			typeof github.issues_get, "issues_get" in github, "close_issue" in github, Object.keys(github).includes("issues_get"), // methods are not enumerable, as built-ins
 			(await github.pulls_get({})).tool]`, []Binding{b})
