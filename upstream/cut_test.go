@@ -330,7 +330,7 @@ func TestShapingSummaryUncut(t *testing.T) {
 // outputOperation is an operation with the output schema and nothing
 // else.
 func outputOperation(schema string) *Operation {
-	return &Operation{output: true, compiled: &compiledSchemas{output: []byte(schema)}}
+	return &Operation{output: &lazySchema{doc: []byte(schema), what: "output_schema"}}
 }
 
 // FuzzCut: valid JSON in, valid JSON out within the budget, and a record

@@ -121,40 +121,30 @@ type Operation struct {
 	name   string
 	schema json.RawMessage // the input schema, as tool lists show it
 	quick  *quickCheck     // before the input schema, for arg lines
-	// compiled are the input and output schemas; output is whether there
-	// is an output schema.
-	compiled *compiledSchemas
-	output   bool
-	jq       *jqFilter // nil: none
-	drift    bool
-	plan     *requestPlan
+	input  *lazySchema
+	output *lazySchema // nil: no output schema
+	jq     *jqFilter   // nil: none
+	drift  bool
+	plan   *requestPlan
 }
 
-// compiledSchemas compiles an operation's schemas once, when first asked.
-type compiledSchemas struct {
-	input, output []byte // output: nil for none
+// lazySchema is a JSON Schema compiled once, when first asked for.
+type lazySchema struct {
+	doc  []byte
+	what string // input_schema or output_schema, for errors
 
-	inputOnce, outputOnce sync.Once
-	in, out               *jsonschema.Schema
-	inErr, outErr         error
+	once   sync.Once
+	schema *jsonschema.Schema
+	err    error
 }
 
-func (c *compiledSchemas) inputSchema() (*jsonschema.Schema, error) {
-	c.inputOnce.Do(func() {
-		if c.in, c.inErr = CompileSchema(c.input); c.inErr != nil {
-			c.inErr = fmt.Errorf("input_schema: %v", c.inErr)
+func (l *lazySchema) compiled() (*jsonschema.Schema, error) {
+	l.once.Do(func() {
+		if l.schema, l.err = CompileSchema(l.doc); l.err != nil {
+			l.err = fmt.Errorf("%s: %v", l.what, l.err)
 		}
 	})
-	return c.in, c.inErr
-}
-
-func (c *compiledSchemas) outputSchema() (*jsonschema.Schema, error) {
-	c.outputOnce.Do(func() {
-		if c.out, c.outErr = CompileSchema(c.output); c.outErr != nil {
-			c.outErr = fmt.Errorf("output_schema: %v", c.outErr)
-		}
-	})
-	return c.out, c.outErr
+	return l.schema, l.err
 }
 
 // NewOperation checks def and prepares it for calls.
@@ -195,9 +185,9 @@ func NewOperation(def Definition) (*Operation, error) {
 	} else if op.schema, err = argsSchema(def.Args); err != nil {
 		return nil, err
 	}
-	op.compiled = &compiledSchemas{input: op.schema}
+	op.input = &lazySchema{doc: op.schema, what: "input_schema"}
 	if !def.CompileOnUse {
-		if _, err := op.compiled.inputSchema(); err != nil {
+		if _, err := op.input.compiled(); err != nil {
 			return nil, err
 		}
 	}
@@ -206,9 +196,9 @@ func NewOperation(def Definition) (*Operation, error) {
 		if _, err := objectProperties(def.OutputSchema); err != nil {
 			return nil, fmt.Errorf("output_schema: %v", err)
 		}
-		op.compiled.output, op.output = def.OutputSchema, true
+		op.output = &lazySchema{doc: def.OutputSchema, what: "output_schema"}
 		if !def.CompileOnUse {
-			if _, err := op.compiled.outputSchema(); err != nil {
+			if _, err := op.output.compiled(); err != nil {
 				return nil, err
 			}
 		}
@@ -290,7 +280,7 @@ func (op *Operation) Check(raw any) (map[string]any, error) {
 	}
 	args = op.plan.applyDefaults(args)
 	if !op.quick.accepts(args) {
-		input, err := op.compiled.inputSchema()
+		input, err := op.input.compiled()
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %v", op.name, err)
 		}
@@ -348,7 +338,7 @@ func (op *Operation) ResultDrift(ctx context.Context, target Target, answer *Res
 // the cut text, so the model reads what there is and why it is partial.
 func (op *Operation) checkCut(target Target, res *mcp.CallToolResult) *mcp.CallToolResult {
 	raw, ok := res.StructuredContent.(json.RawMessage)
-	if !ok || !op.output || res.Meta == nil || res.Meta.AdditionalFields[CutMetaKey] == nil {
+	if !ok || op.output == nil || res.Meta == nil || res.Meta.AdditionalFields[CutMetaKey] == nil {
 		return res
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -357,7 +347,7 @@ func (op *Operation) checkCut(target Target, res *mcp.CallToolResult) *mcp.CallT
 	err := dec.Decode(&v)
 	if err == nil {
 		var output *jsonschema.Schema
-		if output, err = op.compiled.outputSchema(); err == nil {
+		if output, err = op.output.compiled(); err == nil {
 			err = output.Validate(v)
 		}
 		if err == nil {

@@ -86,7 +86,7 @@ func checkQuick(t testing.TB, op *Operation, argsJSON string) (quick, valid bool
 		t.Fatalf("not an object: %s", argsJSON)
 	}
 	args = op.plan.applyDefaults(args)
-	input, err := op.compiled.inputSchema()
+	input, err := op.input.compiled()
 	if err != nil {
 		panic(err)
 	}

@@ -42,7 +42,7 @@ type Target struct {
 // images and audio map to their content types; anything else is an error
 // result naming the status.
 func (r *Response) result(ctx context.Context, target Target, op *Operation) (*mcp.CallToolResult, []string) {
-	output := op.output
+	output := op.output != nil
 	if r.Status < 200 || r.Status > 299 {
 		return ErrorResult(r.statusError(target)), nil
 	}
@@ -114,7 +114,7 @@ func (r *Response) filtered(ctx context.Context, target Target, op *Operation, m
 	if err != nil {
 		return ErrorResult(fmt.Sprintf("tool %s: jq filter: %v", op.name, err)), nil
 	}
-	if op.output {
+	if op.output != nil {
 		return op.structured(out, fmt.Sprintf("tool %s: the jq filter's output", op.name))
 	}
 	return TextResult(string(out)), nil
@@ -133,7 +133,7 @@ func (op *Operation) structured(body []byte, what string) (*mcp.CallToolResult, 
 	if err := dec.Decode(&v); err != nil {
 		return ErrorResult(fmt.Sprintf("%s is invalid JSON: %s", what, preview(body))), nil
 	}
-	output, err := op.compiled.outputSchema()
+	output, err := op.output.compiled()
 	if err != nil {
 		return ErrorResult(fmt.Sprintf("tool %s: %v", op.name, err)), nil
 	}
