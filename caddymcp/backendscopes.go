@@ -97,14 +97,6 @@ func (s *backendScopes) refuse(backend, tool string, caller *authorized) error {
 		backend, tool, strings.Join(missing, " "))}
 }
 
-// plural is word, with an s when n is not 1.
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
 // missing are the scopes the tool needs that caller does not hold.
 func (s *backendScopes) missing(tool string, caller *authorized) []string {
 	needed := s.needs(tool)
@@ -164,7 +156,11 @@ func (v *backendView) apiFor(caller *authorized) *codemode.BackendAPI {
 		if b.Hidden == nil {
 			b.Hidden = make(map[string]string)
 		}
-		b.Hidden[t.Name] = fmt.Sprintf("it needs the %s %s, which the caller's token does not carry", plural(len(missing), "scope"), strings.Join(missing, " "))
+		scope := "scope"
+		if len(missing) > 1 {
+			scope = "scopes"
+		}
+		b.Hidden[t.Name] = fmt.Sprintf("it needs the %s %s, which the caller's token does not carry", scope, strings.Join(missing, " "))
 	}
 	if len(b.Tools) == 0 {
 		b.Instructions = ""

@@ -166,16 +166,9 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // announceSize puts a tool's size hint (upstream.ResultSizeHintKey) in
 // its _meta, for a client that holds back large results to show them.
 func announceSize(t *mcp.Tool, hint int) {
-	if hint <= 0 {
-		return
+	if hint > 0 {
+		t.Meta = upstream.MetaWith(t.Meta, upstream.ResultSizeHintKey, hint)
 	}
-	if t.Meta == nil {
-		t.Meta = &mcp.Meta{}
-	}
-	if t.Meta.AdditionalFields == nil {
-		t.Meta.AdditionalFields = map[string]any{}
-	}
-	t.Meta.AdditionalFields[upstream.ResultSizeHintKey] = hint
 }
 
 // Provision compiles the tools and sets up the MCP server.

@@ -191,17 +191,12 @@ type listedMeta struct {
 	} `json:"result"`
 }
 
-// provisionMCP provisions the mcp handler of a Caddyfile block, with its
+// provisionMCP loads the mcp handler of a Caddyfile block as Caddy does, with its
 // fast path or, without fast, answering everything through mcp-go.
 func provisionMCP(t *testing.T, config string, fast bool) *Handler {
 	t.Helper()
-	h, err := unmarshalMCP(config)
+	h, err := loadMCPCaddyfile(t, config)
 	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	t.Cleanup(cancel)
-	if err := h.Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !fast {

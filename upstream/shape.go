@@ -70,7 +70,7 @@ func (s Shaping) SizeHint() int {
 func (s Shaping) apply(target Target, status int, res *mcp.CallToolResult, jsonText bool) *mcp.CallToolResult {
 	res = s.size(target, status, res, jsonText)
 	if hint := s.SizeHint(); hint > 0 && resultSize(res) > resultSizeHintFrom {
-		setMeta(res, ResultSizeHintKey, hint)
+		res.Meta = MetaWith(res.Meta, ResultSizeHintKey, hint)
 	}
 	return res
 }
@@ -150,16 +150,19 @@ func onlyText(res *mcp.CallToolResult) string {
 	return ""
 }
 
-func setCutMeta(res *mcp.CallToolResult, cut *Cut) { setMeta(res, CutMetaKey, cut) }
+func setCutMeta(res *mcp.CallToolResult, cut *Cut) { res.Meta = MetaWith(res.Meta, CutMetaKey, cut) }
 
-func setMeta(res *mcp.CallToolResult, key string, v any) {
-	if res.Meta == nil {
-		res.Meta = &mcp.Meta{}
+// MetaWith is m (a new one when nil) with key set to v, for the _meta of
+// a result or a tool.
+func MetaWith(m *mcp.Meta, key string, v any) *mcp.Meta {
+	if m == nil {
+		m = &mcp.Meta{}
 	}
-	if res.Meta.AdditionalFields == nil {
-		res.Meta.AdditionalFields = map[string]any{}
+	if m.AdditionalFields == nil {
+		m.AdditionalFields = map[string]any{}
 	}
-	res.Meta.AdditionalFields[key] = v
+	m.AdditionalFields[key] = v
+	return m
 }
 
 // noteSep is between a cut text and its note.
