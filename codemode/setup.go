@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dop251/goja"
@@ -275,7 +274,7 @@ func noTool(b Binding, name string) string {
 	for i, n := range names {
 		names[i] = b.Name + "." + n
 	}
-	return fmt.Sprintf("%s has no tool %s; the closest are %s and %s", b.Name, name, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+	return fmt.Sprintf("%s has no tool %s; the closest are %s", b.Name, name, suggest.And(names))
 }
 
 // defineMethod adds a non-enumerable native method, as built-ins are.

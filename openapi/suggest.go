@@ -82,5 +82,5 @@ func closest(what, s string, candidates []string) string {
 	case 1:
 		return fmt.Sprintf("; did you mean the %s %s?", what, names[0])
 	}
-	return fmt.Sprintf("; the closest %ss are %s and %s", what, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+	return fmt.Sprintf("; the closest %ss are %s", what, suggest.And(names))
 }

@@ -60,6 +60,14 @@ func Related(s string, candidates []string, n int) []string {
 	return best(related, n)
 }
 
+// And writes names as a list: "a", "a and b", "a, b and c".
+func And(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 type scored struct {
 	name string
 	d    int

@@ -56,3 +56,11 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
+
+func TestAnd(t *testing.T) {
+	for want, names := range map[string][]string{"": nil, "a": {"a"}, "a and b": {"a", "b"}, "a, b and c": {"a", "b", "c"}} {
+		if got := And(names); got != want {
+			t.Errorf("And(%q) = %q, want %q", names, got, want)
+		}
+	}
+}
