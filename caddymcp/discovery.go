@@ -259,7 +259,7 @@ func (h *Handler) searchTools(ctx context.Context, raw any) (*mcp.CallToolResult
 	if h.auth != nil && len(h.auth.toolScopes) > 0 {
 		keep = func(i int) bool { return h.mayCall(ctx, h.disc.tools[i].mcpTool.Name) }
 	}
-	matches := h.disc.index.Search(query, limit, keep)
+	matches, _ := h.disc.index.Search(query, limit, keep)
 	answer := searchAnswer{Tools: make([]json.RawMessage, 0, len(matches))}
 	for _, m := range matches {
 		// What a call needs, and no more: an output schema of a large API

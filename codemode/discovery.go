@@ -108,7 +108,7 @@ func (c *Catalog) Search(query string, limit int, view []*BackendAPI) ([]Found, 
 		}
 		return nil, -1
 	}
-	matches := c.index.Search(query, limit, func(i int) bool {
+	matches, _ := c.index.Search(query, limit, func(i int) bool {
 		_, j := in(c.refs[i])
 		return j >= 0
 	})

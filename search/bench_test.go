@@ -69,7 +69,7 @@ func FuzzSearch(f *testing.F) {
 		}
 		ix := New(tools)
 		keep := func(i int) bool { return drop == 0 || i%int(drop) != 0 }
-		got := ix.Search(query, int(limit), keep)
+		got, total := ix.Search(query, int(limit), keep)
 		if len(got) > int(limit) {
 			t.Fatalf("%d matches, limit %d", len(got), limit)
 		}
@@ -89,7 +89,7 @@ func FuzzSearch(f *testing.F) {
 				t.Fatalf("not sorted: %v", got)
 			}
 		}
-		if again := ix.Search(query, int(limit), keep); !slices.Equal(again, got) {
+		if again, total2 := ix.Search(query, int(limit), keep); !slices.Equal(again, got) || total2 != total {
 			t.Fatalf("two answers: %v then %v", got, again)
 		}
 	})

@@ -81,7 +81,8 @@ func hitTop3(t *testing.T, corpora map[string][]Tool, indexes map[string]*Index,
 		t.Fatalf("query %q: corpus %s has no tool %s; the query set names a tool that is gone", q.Query, q.Corpus, q.Want)
 	}
 	var names []string
-	for _, m := range indexes[q.Corpus].Search(q.Query, 3, nil) {
+	top, _ := indexes[q.Corpus].Search(q.Query, 3, nil)
+	for _, m := range top {
 		if tools[m.Index].Name == q.Want {
 			return true
 		}
@@ -121,7 +122,8 @@ func hasTool(tools []Tool, name string) bool {
 
 // rankOf is the 1-based rank of the tool named want for query, or "none".
 func rankOf(ix *Index, tools []Tool, query, want string) string {
-	for i, m := range ix.Search(query, ix.Len(), nil) {
+	all, _ := ix.Search(query, ix.Len(), nil)
+	for i, m := range all {
 		if tools[m.Index].Name == want {
 			return strconv.Itoa(i + 1)
 		}
@@ -150,7 +152,7 @@ func TestPlainRequests(t *testing.T) {
 		"delete a repository":         "repos_delete",
 		"list issues of a repository": "issues_list-for-repo",
 	} {
-		m := ix.Search(query, 1, nil)
+		m, _ := ix.Search(query, 1, nil)
 		if len(m) == 0 || tools[m[0].Index].Name != want {
 			t.Errorf("%q: first is %v, want %s (rank %s)", query, names(tools, m), want, rankOf(ix, tools, query, want))
 		}

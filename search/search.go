@@ -219,12 +219,13 @@ func splitSummary(desc string) (summary, body string) {
 // Len is the number of tools indexed.
 func (ix *Index) Len() int { return ix.n }
 
-// Search returns at most limit tools matching query, best first; keep, when
-// not nil, says which tools may be returned (those a caller may call). Ties
-// keep the order the tools were given in.
-func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
+// Search returns at most limit tools matching query, best first, and
+// total, how many tools match it; keep, when not nil, says which tools
+// may be returned and counted (those a caller may call). Ties keep the
+// order the tools were given in.
+func (ix *Index) Search(query string, limit int, keep func(int) bool) (matches []Match, total int) {
 	if limit <= 0 || ix.n == 0 {
-		return nil
+		return nil, 0
 	}
 	scores := make([]float64, ix.n)
 	best := make([]float64, ix.n) // one query word's score per tool
@@ -276,7 +277,7 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 			best[i], hitPrimary[i], hitName[i] = 0, false, false
 		}
 	}
-	matches := make([]Match, 0, min(len(touched), 4*limit))
+	matches = make([]Match, 0, min(len(touched), 4*limit))
 	for _, i := range touched {
 		if keep != nil && !keep(i) {
 			continue
@@ -302,10 +303,11 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) []Match {
 		}
 		return x.Index - y.Index
 	})
+	total = len(matches)
 	if len(matches) > limit {
 		matches = matches[:limit]
 	}
-	return matches
+	return matches, total
 }
 
 // idf is BM25's inverse document frequency of a term in df of n tools.

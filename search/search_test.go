@@ -13,14 +13,14 @@ func TestSearchRanksByName(t *testing.T) {
 		{Name: "get_repo", Description: "Get a repository.", Args: []Arg{{Name: "owner"}, {Name: "repo"}}},
 		{Name: "echo", Description: "Echo the message back."},
 	})
-	got := ix.Search("get a repository", 3, nil)
+	got, _ := ix.Search("get a repository", 3, nil)
 	if len(got) == 0 || got[0].Index != 1 {
 		t.Fatalf("get a repository: %v, want get_repo first", got)
 	}
-	if got := ix.Search("echo", 3, func(i int) bool { return i != 2 }); len(got) != 0 {
+	if got, _ := ix.Search("echo", 3, func(i int) bool { return i != 2 }); len(got) != 0 {
 		t.Fatalf("echo with echo filtered out: %v, want nothing", got)
 	}
-	if got := ix.Search("nothing matches this", 3, nil); len(got) != 0 {
+	if got, _ := ix.Search("nothing matches this", 3, nil); len(got) != 0 {
 		t.Fatalf("no match: %v", got)
 	}
 }
@@ -74,27 +74,27 @@ func TestSearchFieldsAndPrefixes(t *testing.T) {
 		{Name: "get_repo", Description: "Get one."},
 		{Name: "get_env", Description: "Returns the variables."},
 	})
-	if got := ix.Search("open issues", 1, nil); len(got) != 1 || got[0].Index != 1 {
+	if got, _ := ix.Search("open issues", 1, nil); len(got) != 1 || got[0].Index != 1 {
 		t.Errorf("open issues: %v, want create_issue", got)
 	}
 	// Names abbreviate: "repository" finds repo, "environment" finds env.
-	if got := ix.Search("a repository", 1, nil); len(got) != 1 || got[0].Index != 2 {
+	if got, _ := ix.Search("a repository", 1, nil); len(got) != 1 || got[0].Index != 2 {
 		t.Errorf("a repository: %v, want get_repo", got)
 	}
-	if got := ix.Search("environment", 1, nil); len(got) != 1 || got[0].Index != 3 {
+	if got, _ := ix.Search("environment", 1, nil); len(got) != 1 || got[0].Index != 3 {
 		t.Errorf("environment: %v, want get_env", got)
 	}
 	// And a short query word finds the longer words it begins.
-	if got := ix.Search("var", 1, nil); len(got) != 1 || got[0].Index != 3 {
+	if got, _ := ix.Search("var", 1, nil); len(got) != 1 || got[0].Index != 3 {
 		t.Errorf("var: %v, want get_env", got)
 	}
-	if got := ix.Search("the of and", 3, nil); len(got) != 0 {
+	if got, _ := ix.Search("the of and", 3, nil); len(got) != 0 {
 		t.Errorf("stop words only: %v, want nothing", got)
 	}
-	if got := New(nil).Search("x", 3, nil); got != nil {
+	if got, _ := New(nil).Search("x", 3, nil); got != nil {
 		t.Errorf("empty index: %v", got)
 	}
-	if got := ix.Search("issue", 0, nil); got != nil {
+	if got, _ := ix.Search("issue", 0, nil); got != nil {
 		t.Errorf("limit 0: %v", got)
 	}
 }
@@ -106,12 +106,12 @@ func TestSearchConcurrent(t *testing.T) {
 		{Name: "list_issues", Description: "List issues in a repository."},
 		{Name: "get_repo", Description: "Get a repository.", Args: []Arg{{Name: "owner"}, {Name: "repo"}}},
 	})
-	want := ix.Search("repository issues", 2, nil)
+	want, _ := ix.Search("repository issues", 2, nil)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for range 100 {
-				if got := ix.Search("repository issues", 2, nil); !slices.Equal(got, want) {
+				if got, _ := ix.Search("repository issues", 2, nil); !slices.Equal(got, want) {
 					t.Errorf("concurrent query: %v, want %v", got, want)
 					return
 				}
