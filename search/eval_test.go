@@ -24,7 +24,7 @@ import (
 // baseline that README defines.
 
 // evalTargets are the figures the index must reach on the dev split.
-var evalTargets = evalFigures{ndcg5: 0.51, bothTop10: 0.47, recall5: 0.71}
+var evalTargets = evalFigures{ndcg5: 0.60, bothTop10: 0.60, recall5: 0.85}
 
 // maxEvalQuery is codemode.MaxSearchQuery (an import of codemode here
 // would be a cycle): search_tools refuses a longer query, and the scorer

@@ -8,13 +8,19 @@
 // descriptions) has its own weight and its own length normalization, so
 // a long description does not drown the name, and a term's frequencies
 // in the fields are summed before BM25 saturates them. Words are split
-// at camelCase and snake_case joins, stop words dropped and the rest
-// stemmed (Porter's steps 1 and 5), so "repositories" finds "repository".
-// A query word also finds index words that are a prefix of it or that it
-// is a prefix of, at a discount: names abbreviate (repo, env, org), and
-// the words its thesaurus group holds (thesaurus.go), at a discount too.
-// A tool whose name, title or summary holds the query's words outranks
-// one that holds them only among its arguments.
+// at camelCase and snake_case joins (and Chinese and Japanese text at
+// each character), stop words dropped and the rest stemmed (Porter's
+// steps 1 and 5), so "repositories" finds "repository". A query word
+// also finds index words that are a prefix of it or that it is a prefix
+// of, at a discount: names abbreviate (repo, env, org), and the words
+// its thesaurus groups hold (thesaurus.go), at a larger discount for the
+// words of its topic (temperature for weather) than for its synonyms.
+// The words of asking (information, specific, latest) weigh less than
+// the words of what is asked for. A tool whose name, title or summary
+// holds the query's words outranks one that holds them only among its
+// arguments, and one whose name the query holds the rarer words of
+// outranks one whose name shares only a common verb with it. An answer
+// leaves out the matches far weaker than its best (weakCut).
 package search
 
 import (
@@ -76,8 +82,16 @@ var fields = [numFields]struct{ weight, b float64 }{
 var primaryBoost = 2.0
 
 // nameBoost scales the share of a tool's name that the query's words
-// hold.
-var nameBoost = 1.0
+// hold, each name word weighing the square root of its IDF (nameIDFPower):
+// a query that holds "stock" of get_stock_ohlcv holds more of it than
+// one that holds "get".
+var nameBoost = 3.0
+
+const nameIDFPower = 0.5
+
+// weakCut: a match whose score is less than weakCut times the best
+// one's is left out of an answer and its total.
+const weakCut = 0.05
 
 // k1 is BM25's saturation of the summed field frequencies.
 const k1 = 1.2
@@ -86,7 +100,7 @@ const k1 = 1.2
 // only begins like it (or that it begins like); minPrefix is the
 // shortest such shared beginning.
 const (
-	prefixDiscount = 0.5
+	prefixDiscount = 0.3
 	minPrefix      = 3
 )
 
@@ -95,8 +109,9 @@ type Index struct {
 	postings map[string][]posting // term -> the tools holding it, by tool
 	terms    []string             // the keys of postings, sorted
 	n        int
-	// nameTerms is how many distinct terms each tool's name holds.
-	nameTerms []int
+	// nameWeight is the weight of each tool's name: the sum over its
+	// distinct terms of IDF^nameIDFPower.
+	nameWeight []float64
 }
 
 type posting struct {
@@ -110,7 +125,7 @@ type posting struct {
 
 // New builds the index of tools.
 func New(tools []Tool) *Index {
-	ix := &Index{postings: map[string][]posting{}, n: len(tools), nameTerms: make([]int, len(tools))}
+	ix := &Index{postings: map[string][]posting{}, n: len(tools), nameWeight: make([]float64, len(tools))}
 	type termFreq struct {
 		term string
 		freq [numFields]uint32
@@ -197,7 +212,7 @@ func New(tools []Tool) *Index {
 			}
 			primary := e.freq[fieldName]+e.freq[fieldTitle]+e.freq[fieldSummary] > 0
 			if e.freq[fieldName] > 0 {
-				ix.nameTerms[i]++
+				ix.nameWeight[i] += math.Pow(idf(float64(len(tools)), df[e.term]), nameIDFPower)
 			}
 			ix.postings[e.term] = append(ix.postings[e.term], posting{tool: i, tf: tf, primary: primary, inName: e.freq[fieldName] > 0})
 		}
@@ -221,23 +236,30 @@ func (ix *Index) Len() int { return ix.n }
 
 // Search returns at most limit tools matching query, best first, and
 // total, how many tools match it; keep, when not nil, says which tools
-// may be returned and counted (those a caller may call). Ties keep the
-// order the tools were given in.
+// may be returned and counted (those a caller may call). A tool that
+// scores less than weakCut (a twentieth) of the best match's score does
+// not match: it is neither returned nor counted. Ties keep the order the
+// tools were given in.
 func (ix *Index) Search(query string, limit int, keep func(int) bool) (matches []Match, total int) {
 	if limit <= 0 || ix.n == 0 {
 		return nil, 0
 	}
-	scores := make([]float64, ix.n)
-	best := make([]float64, ix.n) // one query word's score per tool
-	matched := make([]int, ix.n)  // how many query words each tool matches
-	primary := make([]int, ix.n)  // how many in its name, title or summary
-	hitPrimary := make([]bool, ix.n)
-	named := make([]int, ix.n) // how many query words its name holds
-	hitName := make([]bool, ix.n)
+	// What each tool holds of the query: its summed word scores, how many
+	// of the query's words it matches, how many its name, title or
+	// summary holds (a word found there through a synonym or prefix
+	// counting at that variant's weight), and the weight of its name the
+	// query holds. Every sum but the last is of query words at their
+	// weight.
+	type tally struct {
+		score, matched, primary, named float64
+	}
+	tallies := make([]tally, ix.n)
+	cur := make([]tally, ix.n) // one query word's best, per tool
 	var touched, hit []int
 	n := float64(ix.n)
 	words := unique(keys(expandAcronyms(query)))
-	for _, q := range words {
+	weights, sum := wordWeights(words)
+	for j, q := range words {
 		hit = hit[:0]
 		// A variant weighs at most what the word itself does: a rare
 		// synonym or prefix ("display" for "get") must not outweigh the
@@ -248,33 +270,37 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) (matches [
 		}
 		for _, v := range ix.variants(q) {
 			list := ix.postings[v.term]
-			idf := min(idf(n, len(list)), ceiling)
+			termIDF := idf(n, len(list))
+			w := min(termIDF, ceiling)
 			for _, p := range list {
-				s := v.weight * idf * p.tf * (k1 + 1) / (k1 + p.tf)
+				s := v.weight * w * p.tf * (k1 + 1) / (k1 + p.tf)
 				if !(s > 0) {
-					continue // best and touched below take 0 for "not yet"
+					continue // cur and touched below take 0 for "not yet"
 				}
-				if best[p.tool] == 0 {
+				c := &cur[p.tool]
+				if c.score == 0 {
 					hit = append(hit, p.tool)
 				}
-				best[p.tool] = max(best[p.tool], s)
-				hitPrimary[p.tool] = hitPrimary[p.tool] || p.primary
-				hitName[p.tool] = hitName[p.tool] || p.inName
+				c.score = max(c.score, s)
+				if p.primary {
+					c.primary = max(c.primary, v.weight)
+				}
+				if p.inName {
+					c.named = max(c.named, math.Pow(termIDF, nameIDFPower))
+				}
 			}
 		}
+		qw := weights[j]
 		for _, i := range hit {
-			if matched[i] == 0 {
+			t, c := &tallies[i], &cur[i]
+			if t.score == 0 {
 				touched = append(touched, i)
 			}
-			scores[i] += best[i]
-			matched[i]++
-			if hitPrimary[i] {
-				primary[i]++
-			}
-			if hitName[i] {
-				named[i]++
-			}
-			best[i], hitPrimary[i], hitName[i] = 0, false, false
+			t.score += qw * c.score
+			t.matched += qw
+			t.primary += qw * c.primary
+			t.named += c.named
+			*c = tally{}
 		}
 	}
 	matches = make([]Match, 0, min(len(touched), 4*limit))
@@ -282,15 +308,16 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) (matches [
 		if keep != nil && !keep(i) {
 			continue
 		}
+		t := &tallies[i]
 		// Scaled by the share of the query's words the tool matches
 		// (Lucene's classic coordination factor): a tool that matches
 		// every word beats one that matches one word many times.
-		score := scores[i] * float64(matched[i]) / float64(len(words)) * (1 + primaryBoost*float64(primary[i])/float64(len(words)))
+		score := t.score * t.matched / sum * (1 + primaryBoost*t.primary/sum)
 		// And by the share of the tool's name the query holds: asked for
 		// "get a repository", repos_get is the whole answer and
 		// repos_get-clones a part of another.
-		if ix.nameTerms[i] > 0 {
-			score *= 1 + nameBoost*float64(min(named[i], ix.nameTerms[i]))/float64(ix.nameTerms[i])
+		if ix.nameWeight[i] > 0 {
+			score *= 1 + nameBoost*min(t.named, ix.nameWeight[i])/ix.nameWeight[i]
 		}
 		matches = append(matches, Match{Index: i, Score: score})
 	}
@@ -303,11 +330,43 @@ func (ix *Index) Search(query string, limit int, keep func(int) bool) (matches [
 		}
 		return x.Index - y.Index
 	})
-	total = len(matches)
+	// Matches far weaker than the best are left out: they share a
+	// common word or a distant synonym with the query, and would only
+	// bury the answer.
+	if len(matches) > 0 {
+		floor := weakCut * matches[0].Score
+		total, _ = slices.BinarySearchFunc(matches, floor, func(m Match, floor float64) int {
+			if m.Score >= floor {
+				return -1
+			}
+			return 1
+		})
+		matches = matches[:total]
+	}
 	if len(matches) > limit {
 		matches = matches[:limit]
 	}
 	return matches, total
+}
+
+// wordWeights are the weights of a query's words and their sum: the
+// words of asking (information, specific, latest: weakTerms) weigh
+// weakWeight, the words of what is asked for 1; when the words of asking
+// are all there is, they weigh 1 too.
+func wordWeights(words []string) (weights []float64, sum float64) {
+	weights = make([]float64, len(words))
+	allWeak := true
+	for _, q := range words {
+		allWeak = allWeak && weakTerms[q]
+	}
+	for j, q := range words {
+		weights[j] = 1
+		if weakTerms[q] && !allWeak {
+			weights[j] = weakWeight
+		}
+		sum += weights[j]
+	}
+	return weights, sum
 }
 
 // idf is BM25's inverse document frequency of a term in df of n tools.
@@ -347,9 +406,9 @@ func (ix *Index) variants(q string) []variant {
 
 // synonyms adds to out the thesaurus's words for q that the index holds.
 func (ix *Index) synonyms(q string, out []variant) []variant {
-	for _, s := range thesaurus[q] {
-		if _, ok := ix.postings[s]; ok {
-			out = append(out, variant{s, synonymDiscount})
+	for _, r := range thesaurus[q] {
+		if _, ok := ix.postings[r.term]; ok {
+			out = append(out, variant{r.term, r.weight})
 		}
 	}
 	return out

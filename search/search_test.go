@@ -120,3 +120,70 @@ func TestSearchConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestSearchTotalAndWeakCut: total counts the matches keep allows, past
+// the limit, and a match far weaker than the best is neither returned
+// nor counted.
+func TestSearchTotalAndWeakCut(t *testing.T) {
+	ix := New([]Tool{
+		{Name: "get_weather", Description: "Get the weather forecast for a city."},
+		{Name: "get_forecast", Description: "Get the weather forecast for a point."},
+		{Name: "list_alerts", Description: "List weather alerts for a state."},
+		{Name: "create_order", Description: "Create an order for a product, delivered to a city.",
+			Args: []Arg{{Name: "city", Description: "Where to deliver."}}},
+	})
+	got, total := ix.Search("weather forecast", 1, nil)
+	if len(got) != 1 || total != 3 {
+		t.Errorf("weather forecast, limit 1: %v and total %d, want one match of 3", got, total)
+	}
+	if _, total := ix.Search("weather forecast", 5, func(i int) bool { return i != 1 }); total != 2 {
+		t.Errorf("weather forecast without get_forecast: total %d, want 2", total)
+	}
+	// create_order shares "city" with the query, in an argument: far
+	// weaker than get_weather, which holds every word in its name or
+	// summary.
+	got, total = ix.Search("get the weather for a city", 5, nil)
+	if len(got) == 0 || got[0].Index != 0 || total != len(got) {
+		t.Fatalf("weather for a city: %v, total %d", got, total)
+	}
+	for _, m := range got {
+		if m.Index == 3 {
+			t.Errorf("weather for a city: %v holds create_order, far weaker than the best", got)
+		}
+		if m.Score < weakCut*got[0].Score {
+			t.Errorf("weather for a city: %v holds a match under the cut", got)
+		}
+	}
+}
+
+// TestSearchTopicWords: a query in the words of a tool's topic, not its
+// own, still finds it ("temperature" for weather), and a query of only
+// words of asking finds the tools that hold them.
+func TestSearchTopicWords(t *testing.T) {
+	ix := New([]Tool{
+		{Name: "WeatherTool", Description: "Provide you with the latest weather information."},
+		{Name: "FinanceTool", Description: "Stay informed with the latest financial updates on stocks, cryptocurrencies and more."},
+		{Name: "NewsTool", Description: "Up-to-date news around the world."},
+	})
+	for query, want := range map[string]int{
+		"What is the temperature in Miami?":        0,
+		"latest market data":                       1,
+		"How much is Dogecoin worth?":              1,
+		"What did the president say in the press?": 2,
+	} {
+		if got, _ := ix.Search(query, 3, nil); len(got) == 0 || got[0].Index != want {
+			t.Errorf("%q: %v, want %d first", query, got, want)
+		}
+	}
+	if got, _ := ix.Search("the latest information", 3, nil); len(got) < 2 {
+		t.Errorf("words of asking only: %v, want the tools that hold them", got)
+	}
+}
+
+func TestTermsIdeographic(t *testing.T) {
+	got := Terms("获取 InfoQ 技术资讯，AI等内容")
+	want := []string{"获", "取", "info", "q", "技", "术", "资", "讯", "ai", "等", "内", "容"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Terms = %q, want %q", got, want)
+	}
+}

@@ -29,6 +29,13 @@ func split(text string, fn func(word string)) {
 			prev = r
 			continue
 		}
+		// Chinese and Japanese write no spaces: each of their characters
+		// is a word, and so is a run of other letters beside them
+		// ("AI等" is ai and 等).
+		if start >= 0 && (ideographic(r) || ideographic(prev)) {
+			fn(text[start:i])
+			start = i
+		}
 		if start >= 0 && unicode.IsUpper(r) {
 			next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
 			if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) {
@@ -44,6 +51,12 @@ func split(text string, fn func(word string)) {
 	if start >= 0 {
 		fn(text[start:])
 	}
+}
+
+// ideographic reports whether r is written without spaces between
+// words: Han, Hiragana or Katakana.
+func ideographic(r rune) bool {
+	return r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r))
 }
 
 // keys are the index terms of text: its Terms without stop words,
@@ -167,3 +180,25 @@ b c d e f g h j k l m n o p q r s t u v w x y z`) {
 	}
 	return m
 }()
+
+// weakTerms are the terms of the words of asking rather than of what is
+// asked for: a request says it needs specific, detailed, current
+// information, and a tool's description offers comprehensive, tailored
+// help. In a query they weigh weakWeight (see wordWeights).
+var weakTerms = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+please need want help like would know tell give provide information info
+details detail detailed specific specifically particular current currently
+latest recent recently various variety wide range comprehensive including
+include best good great looking interested curious able possible way
+option assist assistance offer offering tailored personalized quality
+related regarding
+hi hello hey thanks thank certainly sure kindly really also just
+anything something everything things thing stuff lot lots`) {
+		m[stem(w)] = true
+	}
+	return m
+}()
+
+const weakWeight = 0.3
