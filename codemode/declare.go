@@ -13,21 +13,29 @@ const (
 	// declMaxDepth is how many levels of properties, items and index
 	// signatures are shown before the rest becomes unknown.
 	declMaxDepth = 8
-	// declMaxTypeSize is how many characters one input or output type may
-	// take. Past it the type is rendered again less deep, and at depth one
-	// whatever does not fit becomes unknown.
+	// declMaxTypeSize is how many characters one input, output or shared
+	// type may take even with only its own members shown: past it their
+	// comments go, then the optional members that do not fit.
 	declMaxTypeSize = 8000
+	// declMaxWork bounds the steps of converting one schema; past it the
+	// schema is converted again less deep.
+	declMaxWork = 20000
 	// declMaxNesting bounds $ref and combinator hops, which do not count
 	// as depth.
 	declMaxNesting = 64
 	// declMaxJSONDepth bounds the nesting kept when decoding a schema;
 	// deeper values are dropped without recursion.
 	declMaxJSONDepth = 256
-	// declMaxDocRunes trims a description, declMaxSummaryRunes its copy
-	// in a @param line, declMaxNoteRunes a default value or a pattern.
+	// declMaxDocRunes trims a description (a backend's; a tool's shown
+	// by search), declMaxToolDocRunes a tool's above its method,
+	// declMaxPropDocRunes a property's, declMaxNoteRunes a default value
+	// or a pattern.
 	declMaxDocRunes     = 1000
-	declMaxSummaryRunes = 200
+	declMaxToolDocRunes = 300
+	declMaxPropDocRunes = 250
 	declMaxNoteRunes    = 100
+	// declMaxShortRunes is the longest short comment (see docsShort).
+	declMaxShortRunes = 100
 	// declMaxEnumSize is the longest enum, in characters, listed as
 	// literals; a longer one shows only the kinds of its values.
 	declMaxEnumSize = 2000
@@ -36,6 +44,21 @@ const (
 	declMaxInstructions = 2 << 10
 	// declInlineWidth is the widest object type printed on one line.
 	declInlineWidth = 80
+
+	// The budgets, in bytes, past which a type shows fewer levels: the
+	// deepest levels collapse first, never the members of a level shown
+	// (see fitType). One for a tool's input, one for its output, one for
+	// a type declared once and shared.
+	declInputBudget  = 6000
+	declOutputBudget = 2200
+	declNamedBudget  = 1500
+	// declShareMinSize is the smallest object type, printed on one line,
+	// that is declared once under a name when it is used twice.
+	declShareMinSize = 60
+	// declNamedPool is what the shared types of one backend may take in
+	// all; past it they are not declared, and print as objects whose
+	// members are not shown.
+	declNamedPool = 2000
 )
 
 // ToolDecl is one backend tool as the declarations show it.
@@ -98,22 +121,29 @@ func (d *declWriter) backend(be BackendDecl) {
 		d.b.WriteString("declare const " + name + ": {};\n")
 		return
 	}
+	tools := make([]declTool, len(be.Tools))
+	for i, t := range be.Tools {
+		tools[i] = declToolOf(t)
+	}
+	sh := newDeclSharing(d, name, tools)
 	d.b.WriteString("declare const " + name + ": {\n")
-	var outputs []string
-	for _, t := range be.Tools {
-		if out := d.tool(name, t); out != "" {
-			outputs = append(outputs, out)
-		}
+	for _, t := range tools {
+		d.method(sh, t)
 	}
 	d.b.WriteString("};\n")
-	for _, out := range outputs {
-		d.b.WriteString(out)
-	}
+	sh.declareAll()
 }
 
-// tool writes one method and returns the declaration of its output type,
-// if it has one.
-func (d *declWriter) tool(backend string, t ToolDecl) (outputDecl string) {
+// declTool is one tool's method, its types converted from its schemas.
+type declTool struct {
+	ToolDecl
+	ident    string
+	in       *tsType
+	optional bool    // the input may be left out
+	out      *tsType // unknown when the tool has no output schema
+}
+
+func declToolOf(t ToolDecl) declTool {
 	ident := t.Ident
 	if !IsIdentifier(ident) {
 		if ident == "" {
@@ -122,36 +152,29 @@ func (d *declWriter) tool(backend string, t ToolDecl) (outputDecl string) {
 		ident = SanitizeIdentifier(ident)
 	}
 	in, optional := declInput(t.InputSchema)
-	out := declOutput(t.OutputSchema)
+	return declTool{ToolDecl: t, ident: ident, in: in, optional: optional, out: declOutput(t.OutputSchema)}
+}
 
-	lines := docLines(t.Description)
-	if t.Name != ident {
+// method writes one tool's method: its description above it, once; the
+// arguments' descriptions are on the arguments.
+func (d *declWriter) method(sh *declSharing, t declTool) {
+	lines := splitDocLines(truncateToolDoc(cleanDocText(t.Description)))
+	if t.Name != t.ident {
 		lines = append(lines, "Calls the backend tool "+quoteTS(t.Name)+".")
-	}
-	for _, p := range declTopProps(in) {
-		if p.doc.summary != "" {
-			lines = append(lines, "@param input"+paramAccessor(p.key)+" "+p.doc.summary)
-		}
 	}
 	writeDoc(&d.b, "  ", lines)
 
 	result := "unknown"
-	if !tsIsUnknown(out) {
-		result = d.alias(backend, ident)
-		var b strings.Builder
-		b.WriteString("type " + result + " = ")
-		writeTS(&b, out, 0)
-		b.WriteString(";\n")
-		outputDecl = b.String()
+	if named := sh.output(t); named != nil {
+		result = named.name
 	}
 	param := "input"
-	if optional {
+	if t.optional {
 		param = "input?"
 	}
-	d.b.WriteString("  " + ident + "(" + param + ": ")
-	writeTS(&d.b, in, 1)
+	d.b.WriteString("  " + t.ident + "(" + param + ": ")
+	sh.printInput(sh.subst(t.in, true))
 	d.b.WriteString("): Promise<" + result + ">;\n")
-	return outputDecl
 }
 
 // declInput renders a tool's input schema. A tool without a usable object
@@ -162,7 +185,7 @@ func declInput(raw json.RawMessage) (t *tsType, optional bool) {
 	if root == nil || root.kind != schemaObject || len(root.keys) == 0 || !schemaObjectLike(root) {
 		return &tsType{kind: tsObject}, true
 	}
-	t = renderSchema(root)
+	t = renderSchema(root, false)
 	if !tsObjectish(t) {
 		// The arguments of a tools/call are always an object.
 		return &tsType{kind: tsObject}, true
@@ -228,29 +251,12 @@ func declNeedsInput(t *tsType) bool {
 	return !tsIsUnknown(t)
 }
 
-// declTopProps are the properties that get @param lines.
-func declTopProps(t *tsType) []tsProp {
-	switch t.kind {
-	case tsObject:
-		return t.props
-	case tsIntersection:
-		var props []tsProp
-		for _, m := range t.members {
-			if m.kind == tsObject {
-				props = append(props, m.props...)
-			}
-		}
-		return props
-	}
-	return nil
-}
-
 func declOutput(raw json.RawMessage) *tsType {
 	root := parseToolSchema(raw)
 	if root == nil || root.kind != schemaObject || len(root.keys) == 0 {
 		return tsUnknown
 	}
-	return renderSchema(root)
+	return renderSchema(root, true)
 }
 
 func parseToolSchema(raw json.RawMessage) *schemaNode {

@@ -7,20 +7,48 @@ import (
 	"unicode/utf8"
 )
 
-// docInfo is what a property's doc comment says: full lines for the
-// property itself and a one-line summary for its @param line. Both are raw
-// text; writeDoc and inline docs escape them.
+// docInfo is what a property's doc comment says, in raw lines; writeDoc
+// and inline docs escape them. It is written once, above the property:
+// a tool's arguments have no @param lines repeating it.
 type docInfo struct {
-	lines   []string
-	summary string
+	lines []string
+	// short is the description's first sentence, on one line, for a type
+	// that shows its members' comments short to fit its budget.
+	short string
 }
 
-func (d docInfo) size() int {
-	n := len(d.summary)
-	for _, l := range d.lines {
-		n += len(l) + 4
+// docMode is how much of the members' comments a type shows.
+type docMode uint8
+
+const (
+	docsFull docMode = iota
+	docsShort
+	docsNone
+)
+
+func (d docInfo) in(mode docMode) []string {
+	switch {
+	case mode == docsFull:
+		return d.lines
+	case mode == docsShort && d.short != "":
+		return []string{d.short}
 	}
-	return n
+	return nil
+}
+
+// firstSentence is text up to the end of its first sentence or line.
+func firstSentence(text string) string {
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\n':
+			return text[:i]
+		case '.':
+			if i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n' {
+				return text[:i+1]
+			}
+		}
+	}
+	return text
 }
 
 // noteKeywords are the validation keywords worth telling a model, in the
@@ -62,7 +90,7 @@ func (r *schemaRenderer) doc(s *schemaNode) docInfo {
 		desc = v.text
 	}
 	var notes []string
-	if v := find("format"); v != nil && v.kind == schemaString {
+	if v := find("format"); v != nil && v.kind == schemaString && !r.output {
 		notes = append(notes, "format: "+docOneLine(v.text, declMaxNoteRunes))
 	}
 	for _, k := range noteKeywords {
@@ -83,8 +111,11 @@ func (r *schemaRenderer) doc(s *schemaNode) docInfo {
 	}
 
 	var d docInfo
-	d.lines = docLines(desc)
-	summary := []string{docOneLine(desc, declMaxSummaryRunes)}
+	d.lines = splitDocLines(truncateDoc(cleanDocText(desc), declMaxPropDocRunes))
+	d.short = docOneLine(firstSentence(cleanDocText(desc)), declMaxShortRunes)
+	if deprecated {
+		d.short = strings.TrimSpace(d.short + " (deprecated)")
+	}
 	if len(notes) > 0 {
 		note := "(" + strings.Join(notes, ", ") + ")"
 		if n := len(d.lines); n > 0 {
@@ -92,17 +123,13 @@ func (r *schemaRenderer) doc(s *schemaNode) docInfo {
 		} else {
 			d.lines = append(d.lines, note)
 		}
-		summary = append(summary, note)
 	}
 	if def != "" {
 		d.lines = append(d.lines, "@default "+def)
-		summary = append(summary, "(default: "+def+")")
 	}
 	if deprecated {
 		d.lines = append(d.lines, "@deprecated")
-		summary = append(summary, "(deprecated)")
 	}
-	d.summary = strings.TrimSpace(strings.Join(summary, " "))
 	return d
 }
 
@@ -164,6 +191,21 @@ func cleanDocText(text string) string {
 		return r
 	}, text)
 	return strings.TrimSpace(text)
+}
+
+// truncateToolDoc cuts a tool's description to declMaxToolDocRunes, at
+// the end of a paragraph when one ends in the second half of what is
+// kept: a sentence cut short tells little.
+func truncateToolDoc(text string) string {
+	cut := truncateDoc(text, declMaxToolDocRunes)
+	if cut == text {
+		return text
+	}
+	kept := strings.TrimSuffix(cut, "...")
+	if i := strings.LastIndex(kept, "\n\n"); i > len(kept)/2 {
+		return strings.TrimRight(kept[:i], " \n") + "\n\n..."
+	}
+	return cut
 }
 
 // truncateDoc cuts text to at most n runes plus "...", at a space when

@@ -16,14 +16,16 @@ const (
 	tsUnion                      // members joined by |
 	tsIntersection               // members joined by &
 	tsObject                     // { props; [key: string]: index }
+	tsRef                        // a type declared once under a name (text)
 )
 
 type tsType struct {
 	kind    tsKind
-	text    string
-	elem    *tsType   // array element; tuple rest element, if any
-	members []*tsType // union, intersection and tuple members
-	minLen  int       // tuple members from this index on are optional
+	text    string     // tsName's text; tsRef's name
+	named   *declNamed // the type tsRef names
+	elem    *tsType    // array element; tuple rest element, if any
+	members []*tsType  // union, intersection and tuple members
+	minLen  int        // tuple members from this index on are optional
 	props   []tsProp
 	index   *tsType // object index signature value, if any
 }
@@ -44,16 +46,61 @@ var (
 	tsNull    = &tsType{kind: tsName, text: "null"}
 )
 
+// tsCut is an object whose members are not shown: a level past the depth
+// or the work the schema may take, or one that would repeat.
+var tsCut = &tsType{kind: tsObject, index: tsUnknown}
+
+// shallowType is what a schema's own "type" says, without expanding
+// anything: objects and arrays are cut.
+func shallowType(s *schemaNode) *tsType {
+	names, given := schemaTypeNames(s)
+	if !given {
+		switch {
+		case s.hasAny([]string{"properties", "additionalProperties", "patternProperties"}):
+			return tsCut
+		case s.hasAny([]string{"items", "prefixItems"}):
+			return &tsType{kind: tsArray, elem: tsUnknown}
+		}
+		return tsUnknown
+	}
+	members := make([]*tsType, 0, len(names))
+	for _, n := range names {
+		switch n {
+		case "string":
+			members = append(members, tsString)
+		case "number", "integer":
+			members = append(members, tsNumber)
+		case "boolean":
+			members = append(members, tsBoolean)
+		case "null":
+			members = append(members, tsNull)
+		case "array":
+			members = append(members, &tsType{kind: tsArray, elem: tsUnknown})
+		case "object":
+			members = append(members, tsCut)
+		default:
+			members = append(members, tsUnknown)
+		}
+	}
+	return unionOf(members...)
+}
+
 func tsIsUnknown(t *tsType) bool { return t.kind == tsName && t.text == "unknown" }
 func tsIsNever(t *tsType) bool   { return t.kind == tsName && t.text == "never" }
 
-// renderSchema converts a schema, trying less depth until the result fits
-// declMaxTypeSize; at depth one it keeps what fits and cuts the rest.
-func renderSchema(root *schemaNode) *tsType {
+// renderSchema converts a schema as deep as declMaxDepth levels of
+// objects and arrays, or less deep when that would take more than
+// declMaxWork steps (a hostile schema), so the levels that go are the
+// deepest ones. Which levels are shown is decided later, when the
+// declarations are printed (see declare_budget.go).
+//
+// An output's comments leave out formats ("uri", "int64"): they tell
+// what to send, and a result is read.
+func renderSchema(root *schemaNode, output bool) *tsType {
 	for depth := declMaxDepth; ; depth-- {
-		r := &schemaRenderer{root: root, maxDepth: depth, budget: declMaxTypeSize, refs: []*schemaNode{root}}
+		r := &schemaRenderer{root: root, output: output, maxDepth: depth, work: declMaxWork, refs: []*schemaNode{root}}
 		t := r.typeOf(root, 0)
-		if depth == 1 || (!r.over && tsPrintedSize(t) <= declMaxTypeSize) {
+		if depth == 1 || !r.over {
 			return t
 		}
 	}
@@ -61,18 +108,12 @@ func renderSchema(root *schemaNode) *tsType {
 
 type schemaRenderer struct {
 	root     *schemaNode
+	output   bool
 	maxDepth int
-	budget   int
-	over     bool          // the budget ran out; everything from now on is unknown
+	work     int           // steps left
+	over     bool          // no step left: nothing more is expanded
 	refs     []*schemaNode // $ref targets being expanded, for the cycle guard
 	nesting  int
-}
-
-func (r *schemaRenderer) spend(n int) {
-	r.budget -= n
-	if r.budget < 0 {
-		r.over = true
-	}
 }
 
 // schemaKeywords are the keywords that, next to a $ref, add to its type.
@@ -90,12 +131,16 @@ func (r *schemaRenderer) typeOf(s *schemaNode, depth int) *tsType {
 			return tsUnknown
 		}
 		return tsNever
-	case s.kind != schemaObject, depth > r.maxDepth, r.over, r.nesting >= declMaxNesting:
+	case s.kind != schemaObject:
 		return tsUnknown
+	case r.over, r.nesting >= declMaxNesting:
+		return shallowType(s)
+	}
+	if r.work--; r.work <= 0 {
+		r.over = true
 	}
 	r.nesting++
 	defer func() { r.nesting-- }()
-	r.spend(8)
 
 	var parts []*tsType
 	if ref := s.get("$ref"); ref != nil {
@@ -137,7 +182,9 @@ func (r *schemaRenderer) refType(ref *schemaNode, depth int) *tsType {
 	}
 	for _, open := range r.refs {
 		if open == target {
-			return tsUnknown
+			// A recursive schema: the level that would repeat is
+			// not expanded.
+			return shallowType(target)
 		}
 	}
 	r.refs = append(r.refs, target)
@@ -287,22 +334,23 @@ func valueKind(v *schemaNode) *tsType {
 
 // literal is the TypeScript literal type of a JSON value.
 func (r *schemaRenderer) literal(v *schemaNode, depth int) *tsType {
-	if r.over || depth > r.maxDepth {
-		return tsUnknown
-	}
 	switch v.kind {
 	case schemaNull:
 		return tsNull
 	case schemaBool:
-		r.spend(5)
 		return &tsType{kind: tsName, text: strconv.FormatBool(v.boolean)}
 	case schemaNumber:
-		r.spend(len(v.text))
 		return &tsType{kind: tsName, text: v.text}
 	case schemaString:
-		q := quoteTS(v.text)
-		r.spend(len(q))
-		return &tsType{kind: tsName, text: q}
+		return &tsType{kind: tsName, text: quoteTS(v.text)}
+	}
+	if r.over || depth > r.maxDepth {
+		return valueKind(v)
+	}
+	if r.work--; r.work <= 0 {
+		r.over = true
+	}
+	switch v.kind {
 	case schemaArray:
 		t := &tsType{kind: tsTuple, minLen: len(v.items)}
 		for _, item := range v.items {
@@ -312,7 +360,6 @@ func (r *schemaRenderer) literal(v *schemaNode, depth int) *tsType {
 	default:
 		t := &tsType{kind: tsObject}
 		for i, k := range v.keys {
-			r.spend(len(k) + 4)
 			t.props = append(t.props, tsProp{key: k, typ: r.literal(v.values[i], depth+1)})
 		}
 		return t
@@ -320,6 +367,9 @@ func (r *schemaRenderer) literal(v *schemaNode, depth int) *tsType {
 }
 
 func (r *schemaRenderer) objectType(s *schemaNode, depth int) *tsType {
+	if depth > r.maxDepth {
+		return tsCut
+	}
 	obj := &tsType{kind: tsObject}
 	required := make(map[string]bool)
 	var requiredOrder []string
@@ -333,32 +383,22 @@ func (r *schemaRenderer) objectType(s *schemaNode, depth int) *tsType {
 	}
 	props := s.get("properties")
 	hasProps := props != nil && props.kind == schemaObject
-	truncated := false
 	seen := make(map[string]bool)
 	if hasProps {
 		for i, key := range props.keys {
-			if r.over {
-				truncated = true
-				break
-			}
 			seen[key] = true
-			doc := r.doc(props.values[i])
-			r.spend(len(key) + 4 + doc.size())
 			obj.props = append(obj.props, tsProp{
 				key:      key,
 				optional: !required[key],
-				doc:      doc,
+				doc:      r.doc(props.values[i]),
 				typ:      r.typeOf(props.values[i], depth+1),
 			})
 		}
 	}
-	if !truncated {
-		// Required names missing from properties are still required.
-		for _, key := range requiredOrder {
-			if !seen[key] && (hasProps || s.get("additionalProperties") != nil || s.get("patternProperties") != nil || len(obj.props) == 0) {
-				r.spend(len(key) + 12)
-				obj.props = append(obj.props, tsProp{key: key, typ: tsUnknown})
-			}
+	// Required names missing from properties are still required.
+	for _, key := range requiredOrder {
+		if !seen[key] && (hasProps || s.get("additionalProperties") != nil || s.get("patternProperties") != nil || len(obj.props) == 0) {
+			obj.props = append(obj.props, tsProp{key: key, typ: tsUnknown})
 		}
 	}
 
@@ -369,8 +409,6 @@ func (r *schemaRenderer) objectType(s *schemaNode, depth int) *tsType {
 		}
 	}
 	switch ap := s.get("additionalProperties"); {
-	case truncated:
-		index = append(index, tsUnknown)
 	case ap == nil:
 		if !hasProps && len(index) == 0 {
 			index = append(index, tsUnknown)

@@ -3,9 +3,13 @@ declare const deep: {
   nest(input: {
     root: {
       level1: {
-        level2: { level3: { level4: { level5: { level6: { level7: { level8: unknown } } } } } };
+        level2: {
+          level3: {
+            level4: { level5: { level6: { level7: { level8: { [key: string]: unknown } } } } };
+          };
+        };
       };
     };
-    matrix?: unknown[][][][][][][][];
+    matrix?: number[][][][][][][][][][][][];
   }): Promise<unknown>;
 };

@@ -1,14 +1,9 @@
 declare const everything: {
-  /**
-   * Echoes back the input string
-   * @param input.message Message to echo
-   */
+  /** Echoes back the input string */
   echo(input: { /** Message to echo */ message: string }): Promise<unknown>;
   /**
    * Returns the sum of two numbers
    * Calls the backend tool "get-sum".
-   * @param input.a First number
-   * @param input.b Second number
    */
   get_sum(input: { /** First number */ a: number; /** Second number */ b: number }): Promise<unknown>;
   /**
@@ -19,8 +14,6 @@ declare const everything: {
   /**
    * Demonstrates a long running operation with progress updates.
    * Calls the backend tool "trigger-long-running-operation".
-   * @param input.duration Duration of the operation in seconds (default: 10)
-   * @param input.steps Number of steps in the operation (default: 5)
    */
   trigger_long_running_operation(input?: {
     /**
@@ -37,8 +30,6 @@ declare const everything: {
   /**
    * Demonstrates how annotations can be used to provide metadata about content.
    * Calls the backend tool "get-annotated-message".
-   * @param input.messageType Type of message to demonstrate different annotation patterns
-   * @param input.includeImage Whether to include an example image (default: false)
    */
   get_annotated_message(input: {
     /** Type of message to demonstrate different annotation patterns */
@@ -52,8 +43,6 @@ declare const everything: {
   /**
    * Returns a resource reference that can be used by MCP clients
    * Calls the backend tool "get-resource-reference".
-   * @param input.resourceType (default: "Text")
-   * @param input.resourceId ID of the text resource to fetch (exclusiveMinimum: 0)
    */
   get_resource_reference(input: {
     /** @default "Text" */
@@ -64,15 +53,11 @@ declare const everything: {
   /**
    * Returns structured content along with an output schema for client data validation
    * Calls the backend tool "get-structured-content".
-   * @param input.location Choose city
    */
   get_structured_content(input: { /** Choose city */ location: "New York" | "Chicago" | "Los Angeles" }): Promise<EverythingGetStructuredContentOutput>;
   /**
    * Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
    * Calls the backend tool "gzip-file-as-resource".
-   * @param input.name Name of the output file (default: "README.md.gz")
-   * @param input.data URL or data URI of the file content to compress (format: uri)
-   * @param input.outputType How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (default: "resourceLink")
    */
   gzip_file_as_resource(input: {
     /**

@@ -1,11 +1,5 @@
 declare const github: {
-  /**
-   * Create a new issue in a GitHub repository with a title and optional body.
-   * @param input.body Issue body content (optional)
-   * @param input.owner Repository owner (username or organization)
-   * @param input.repo Repository name
-   * @param input.title Issue title
-   */
+  /** Create a new issue in a GitHub repository with a title and optional body. */
   create_issue(input: {
     /** Issue body content (optional) */
     body?: string;
@@ -16,15 +10,7 @@ declare const github: {
     /** Issue title */
     title: string;
   }): Promise<unknown>;
-  /**
-   * Find GitHub repositories by name, description, readme, topics, or other metadata. Perfect for discovering projects, finding examples, or locating specific repositories across GitHub.
-   * @param input.minimal_output Return minimal repository information (default: true). When false, returns full GitHub API repository objects. (default: true)
-   * @param input.order Sort order
-   * @param input.page Page number for pagination (min 1) (minimum: 1)
-   * @param input.perPage Results per page for pagination (min 1, max 100) (minimum: 1, maximum: 100)
-   * @param input.query Repository search query. Examples: 'machine learning in:name stars:>1000 language:python', 'topic:react', 'user:facebook'. Supports advanced search syntax for precise filtering.
-   * @param input.sort Sort repositories by field, defaults to best match
-   */
+  /** Find GitHub repositories by name, description, readme, topics, or other metadata. Perfect for discovering projects, finding examples, or locating specific repositories across GitHub. */
   search_repositories(input: {
     /**
      * Return minimal repository information (default: true). When false, returns full GitHub API repository objects.
@@ -42,18 +28,7 @@ declare const github: {
     /** Sort repositories by field, defaults to best match */
     sort?: "stars" | "forks" | "help-wanted-issues" | "updated";
   }): Promise<GithubSearchRepositoriesOutput>;
-  /**
-   * Create a new pull request in a GitHub repository.
-   * @param input.base Base branch name to merge into, e.g. main
-   * @param input.body PR description; Markdown supported
-   * @param input.draft Create as draft PR
-   * @param input.head Branch containing changes, or owner:branch for a fork
-   * @param input.maintainer_can_modify Allow maintainer edits
-   * @param input.owner Repository owner
-   * @param input.repo Repository name
-   * @param input.reviewers GitHub usernames or ORG/team-slug team reviewers to request reviews from
-   * @param input.title PR title
-   */
+  /** Create a new pull request in a GitHub repository. */
   create_pull_request(input: {
     /** Base branch name to merge into, e.g. main */
     base: string;
@@ -67,7 +42,6 @@ declare const github: {
     maintainer_can_modify?: boolean;
     /** Repository owner */
     owner: string;
-    /** Repository name */
     repo: string;
     /** GitHub usernames or ORG/team-slug team reviewers to request reviews from */
     reviewers?: string[];
@@ -78,17 +52,7 @@ declare const github: {
    * Create or update a single file in a GitHub repository.
    * If updating, you should provide the SHA of the file you want to update. Use this tool to create or update a file in a GitHub repository remotely; do not use it for local file operations.
    *
-   * In order to obtain the SHA of original file version before updating, use the following git command:
-   * git rev-parse HEAD:<path to file>
-   *
-   * SHA MUST be provided for existing file updates.
-   * @param input.branch Branch to create/update the file in
-   * @param input.content Content of the file
-   * @param input.message Commit message
-   * @param input.owner Repository owner (username or organization)
-   * @param input.path Path where to create/update the file
-   * @param input.repo Repository name
-   * @param input.sha The blob SHA of the file being replaced. Required if the file already exists.
+   * ...
    */
   create_or_update_file(input: {
     /** Branch to create/update the file in */
@@ -97,11 +61,9 @@ declare const github: {
     content: string;
     /** Commit message */
     message: string;
-    /** Repository owner (username or organization) */
     owner: string;
     /** Path where to create/update the file */
     path: string;
-    /** Repository name */
     repo: string;
     /** The blob SHA of the file being replaced. Required if the file already exists. */
     sha?: string;

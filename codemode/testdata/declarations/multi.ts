@@ -1,9 +1,6 @@
 /** Weather service. */
 declare const weather: {
-  /**
-   * Current weather for a city.
-   * @param input.city City name, e.g. Paris
-   */
+  /** Current weather for a city. */
   get_weather(input: { /** City name, e.g. Paris */ city: string; units?: "metric" | "imperial" }): Promise<WeatherGetWeatherOutput>;
 };
 type WeatherGetWeatherOutput = { temperature: number; conditions: string };

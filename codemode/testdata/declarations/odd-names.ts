@@ -55,13 +55,7 @@ declare const odd_names: {
    * Calls the backend tool "".
    */
   _(input?: {}): Promise<unknown>;
-  /**
-   * Property names that are not identifiers are quoted.
-   * @param input["content-type"] A header name
-   * @param input.default Reserved words are fine as property names
-   * @param input["*\/"] A property named like a comment end
-   * @param input[""] The empty name
-   */
+  /** Property names that are not identifiers are quoted. */
   odd_properties(input: {
     /** A header name */
     "content-type": string;

@@ -1,26 +1,19 @@
 declare const recursive: {
-  /**
-   * A recursive tree node via $ref: expanded once, then unknown.
-   * @param input.tree A tree node
-   * @param input.parent The same shape again (a reference to the root)
-   */
+  /** A recursive tree node via $ref: expanded once, then unknown. */
   save_tree(input: {
     /** A tree node */
-    tree: { name: string; children?: unknown[] };
+    tree: { name: string; children?: { [key: string]: unknown }[] };
     /** The same shape again (a reference to the root) */
-    parent?: unknown;
+    parent?: { [key: string]: unknown };
   }): Promise<RecursiveSaveTreeOutput>;
   /** Mutual recursion through draft-07 definitions. */
-  mutual(input?: { person?: { name?: string; employer?: { title?: string; ceo?: unknown } } }): Promise<unknown>;
-  /**
-   * JSON pointers with escapes, and references that do not resolve.
-   * @param input.slash Key with a slash
-   * @param input.tilde Key with a tilde
-   * @param input.space (format: int64)
-   * @param input.nestedPointer Key with a slash
-   * @param input.withSibling The sibling description wins
-   * @param input.refAndType Key with a slash
-   */
+  mutual(input?: {
+    person?: {
+      name?: string;
+      employer?: { title?: string; ceo?: { [key: string]: unknown } };
+    };
+  }): Promise<unknown>;
+  /** JSON pointers with escapes, and references that do not resolve. */
   pointers(input?: {
     /** Key with a slash */
     slash?: { x?: number };

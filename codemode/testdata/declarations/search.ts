@@ -2,16 +2,6 @@ declare const tavily: {
   /**
    * A powerful web search tool that provides comprehensive, real-time results using Tavily's AI search engine. Returns relevant web content with customizable parameters for result count, content type, and domain filtering. Ideal for gathering current information, news, and detailed web content analysis.
    * Calls the backend tool "tavily-search".
-   * @param input.query Search query
-   * @param input.search_depth The depth of the search. It can be 'basic' or 'advanced' (default: "basic")
-   * @param input.topic The category of the search. This will determine which of our agents will be used for the search (default: "general")
-   * @param input.days The number of days back from the current date to include in the search results. This specifies the time frame of data to be retrieved. Please note that this feature is only available when using the... (default: 3)
-   * @param input.time_range The time range back from the current date to include in the search results. This feature is available for both 'general' and 'news' search topics
-   * @param input.max_results The maximum number of search results to return (minimum: 5, maximum: 20) (default: 10)
-   * @param input.include_images Include a list of query-related images in the response (default: false)
-   * @param input.include_raw_content Include the cleaned and parsed HTML content of each search result (default: false)
-   * @param input.include_domains A list of domains to specifically include in the search results, if the user asks to search on specific sites set this to the domain of the site (default: [])
-   * @param input.exclude_domains List of domains to specifically exclude, if the user asks to exclude a domain set this to the domain of the site (default: [])
    */
   tavily_search(input: {
     /** Search query */
@@ -62,9 +52,6 @@ declare const tavily: {
   /**
    * A powerful web content extraction tool that retrieves and processes raw content from specified URLs, ideal for data collection, content analysis, and research tasks.
    * Calls the backend tool "tavily-extract".
-   * @param input.urls List of URLs to extract content from
-   * @param input.extract_depth Depth of extraction - 'basic' or 'advanced', if usrls are linkedin use 'advanced' or if explicitly told to use advanced (default: "basic")
-   * @param input.include_images Include a list of images extracted from the urls in the response (default: false)
    */
   tavily_extract(input: {
     /** List of URLs to extract content from */
@@ -83,12 +70,7 @@ declare const tavily: {
 };
 
 declare const brave: {
-  /**
-   * Performs a web search using the Brave Search API, ideal for general queries, news, articles, and online content. Use this for broad information gathering, recent events, or when you need diverse web sources. Supports pagination, content filtering, and freshness controls. Maximum 20 results per request, with offset for pagination.
-   * @param input.query Search query (max 400 chars, 50 words)
-   * @param input.count Number of results (1-20, default 10) (default: 10)
-   * @param input.offset Pagination offset (max 9, default 0) (default: 0)
-   */
+  /** Performs a web search using the Brave Search API, ideal for general queries, news, articles, and online content. Use this for broad information gathering, recent events, or when you need diverse web sources. Supports pagination, content filtering, and freshness controls. Maximum 20 results per... */
   brave_web_search(input: {
     /** Search query (max 400 chars, 50 words) */
     query: string;
@@ -108,9 +90,7 @@ declare const brave: {
    * - Business names and addresses
    * - Ratings and review counts
    * - Phone numbers and opening hours
-   * Use this when the query implies 'near me' or mentions specific locations. Automatically falls back to web search if no local results are found.
-   * @param input.query Local search query (e.g. 'pizza near Central Park')
-   * @param input.count Number of results (1-20, default 5) (default: 5)
+   * Use...
    */
   brave_local_search(input: {
     /** Local search query (e.g. 'pizza near Central Park') */

@@ -1,9 +1,5 @@
 declare const slack: {
-  /**
-   * List public or pre-defined channels in the workspace with pagination
-   * @param input.limit Maximum number of channels to return (default 100, max 200) (default: 100)
-   * @param input.cursor Pagination cursor for next page of results
-   */
+  /** List public or pre-defined channels in the workspace with pagination */
   slack_list_channels(input?: {
     /**
      * Maximum number of channels to return (default 100, max 200)
@@ -13,23 +9,14 @@ declare const slack: {
     /** Pagination cursor for next page of results */
     cursor?: string;
   }): Promise<unknown>;
-  /**
-   * Post a new message to a Slack channel
-   * @param input.channel_id The ID of the channel to post to
-   * @param input.text The message text to post
-   */
+  /** Post a new message to a Slack channel */
   slack_post_message(input: {
     /** The ID of the channel to post to */
     channel_id: string;
     /** The message text to post */
     text: string;
   }): Promise<unknown>;
-  /**
-   * Reply to a specific message thread in Slack
-   * @param input.channel_id The ID of the channel containing the thread
-   * @param input.thread_ts The timestamp of the parent message in the format '1234567890.123456'. Timestamps in the format without the period can be converted by adding the period such that 6 numbers come after it.
-   * @param input.text The reply text
-   */
+  /** Reply to a specific message thread in Slack */
   slack_reply_to_thread(input: {
     /** The ID of the channel containing the thread */
     channel_id: string;
@@ -38,12 +25,7 @@ declare const slack: {
     /** The reply text */
     text: string;
   }): Promise<unknown>;
-  /**
-   * Add a reaction emoji to a message
-   * @param input.channel_id The ID of the channel containing the message
-   * @param input.timestamp The timestamp of the message to react to
-   * @param input.reaction The name of the emoji reaction (without ::)
-   */
+  /** Add a reaction emoji to a message */
   slack_add_reaction(input: {
     /** The ID of the channel containing the message */
     channel_id: string;
@@ -52,11 +34,7 @@ declare const slack: {
     /** The name of the emoji reaction (without ::) */
     reaction: string;
   }): Promise<unknown>;
-  /**
-   * Get recent messages from a channel
-   * @param input.channel_id The ID of the channel
-   * @param input.limit Number of messages to retrieve (default 10) (default: 10)
-   */
+  /** Get recent messages from a channel */
   slack_get_channel_history(input: {
     /** The ID of the channel */
     channel_id: string;
@@ -66,13 +44,8 @@ declare const slack: {
      */
     limit?: number;
   }): Promise<unknown>;
-  /**
-   * Get a list of all users in the workspace with their basic profile information
-   * @param input.cursor Pagination cursor for next page of results
-   * @param input.limit Maximum number of users to return (default 100, max 200) (default: 100)
-   */
+  /** Get a list of all users in the workspace with their basic profile information */
   slack_get_users(input?: {
-    /** Pagination cursor for next page of results */
     cursor?: string;
     /**
      * Maximum number of users to return (default 100, max 200)

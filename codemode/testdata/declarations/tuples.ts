@@ -1,11 +1,5 @@
 declare const tuples: {
-  /**
-   * Tuples in 2020-12 (prefixItems) and draft-07 (items as an array).
-   * @param input.point [x, y]
-   * @param input.bounded (minItems: 2, maxItems: 3)
-   * @param input.optionalUnion (minItems: 1)
-   * @param input.draft7Open (minItems: 2, maxItems: 2)
-   */
+  /** Tuples in 2020-12 (prefixItems) and draft-07 (items as an array). */
   plot(input: {
     /** [x, y] */
     point: [number, number];

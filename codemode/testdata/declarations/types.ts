@@ -1,15 +1,5 @@
 declare const types: {
-  /**
-   * Every JSON Schema type and how it reads.
-   * @param input.i (minimum: 0, maximum: 10)
-   * @param input.when When it happened (format: date-time)
-   * @param input.day (format: date)
-   * @param input.code (minLength: 3, maxLength: 3, pattern: ^[A-Z]{3}$)
-   * @param input.noType No type at all
-   * @param input.map Scores by name
-   * @param input.objectArray (minItems: 1)
-   * @param input.old Use s instead (deprecated)
-   */
+  /** Every JSON Schema type and how it reads. */
   types(input: {
     s: string;
     /** (minimum: 0, maximum: 10) */

@@ -1,10 +1,5 @@
 declare const unions: {
-  /**
-   * List calendar events (pydantic-style optional arguments).
-   * @param input.after Only events starting after this time (default: null)
-   * @param input.limit (default: 50)
-   * @param input.labels (default: null)
-   */
+  /** List calendar events (pydantic-style optional arguments). */
   list_events(input: {
     calendar_id: string;
     /**
@@ -22,10 +17,7 @@ declare const unions: {
     shape: { kind: "circle"; radius: number } | { kind: "rect"; width: number; height: number };
     color?: "red" | "green" | "blue";
   }): Promise<unknown>;
-  /**
-   * anyOf of scalars and arrays, arrays of unions, and allOf.
-   * @param input.ids One id or a list of ids
-   */
+  /** anyOf of scalars and arrays, arrays of unions, and allOf. */
   tag(input: {
     /** One id or a list of ids */
     ids: string | string[];
@@ -35,11 +27,4 @@ declare const unions: {
     mixed?: string;
   }): Promise<unknown>;
 };
-type UnionsListEventsOutput = {
-  result: {
-    id: string;
-    /** (format: date-time) */
-    start: string;
-    attendees?: string[] | null;
-  }[];
-};
+type UnionsListEventsOutput = { result: { id: string; start: string; attendees?: string[] | null }[] };
