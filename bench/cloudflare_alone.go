@@ -53,11 +53,11 @@ func scriptInProcess() (*codemode.Runner, []codemode.Binding) {
 	records := map[string][]byte{"get_order": []byte(cfOrder), "get_customer": []byte(cfCustomer), "get_shipment": []byte(cfShipment)}
 	shop := codemode.Binding{Name: "shop",
 		Tools: map[string]string{"get_order": "get_order", "get_customer": "get_customer", "get_shipment": "get_shipment"},
-		Call: func(_ context.Context, tool string, _ []byte) ([]byte, error) {
+		Call: func(_ context.Context, tool string, _ []byte) (codemode.Answer, error) {
 			if r, ok := records[tool]; ok {
-				return r, nil
+				return codemode.Answer{Value: r}, nil
 			}
-			return nil, fmt.Errorf("no tool %q", tool)
+			return codemode.Answer{}, fmt.Errorf("no tool %q", tool)
 		}}
 	return codemode.NewRunner(codemode.Limits{}), []codemode.Binding{shop}
 }

@@ -134,19 +134,19 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 		} else {
 			api = view.apiFor(caller)
 		}
-		out = append(out, api.Binding(func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+		out = append(out, api.Binding(func(ctx context.Context, tool string, args []byte) (codemode.Answer, error) {
 			start := time.Now()
 			// The sandbox offers only the tools the caller may call,
 			// except while the backend's list is unknown: then any name
 			// reaches here.
-			var out []byte
+			var ans upstream.Answer
 			var outcome string
 			err := ref.scopes.refuse(ref.name, tool, caller)
 			if err != nil {
 				outcome = outcomeInsufficientScope
 			} else {
 				callCtx, span := startBindingSpan(ctx, ref.name, tool)
-				out, err = ref.backend.Call(callCtx, tool, args)
+				ans, err = ref.backend.Call(callCtx, tool, args)
 				outcome = backendOutcome(err)
 				endBindingSpan(span, outcome, err)
 			}
@@ -171,7 +171,7 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 				}
 				c.Write(fields...)
 			}
-			return out, err
+			return codemode.Answer(ans), err
 		}))
 	}
 	return out
@@ -347,8 +347,12 @@ func (d *description) current(ctx context.Context) served {
 		return now
 	}
 	var now served
-	now.text, now.search = codemode.NewAPI(d.apisFor(caller, views, keys)).Describe(d.cm.runner.Limits(),
-		d.cm.Discovery, int(min(d.cm.MaxDeclarations, math.MaxInt32)), searchToolName)
+	now.text, now.search = codemode.NewAPI(d.apisFor(caller, views, keys)).Describe(d.cm.runner.Limits(), codemode.Discovery{
+		Mode:            d.cm.Discovery,
+		MaxDescription:  int(min(d.cm.MaxDescription, math.MaxInt32)),
+		MaxDeclarations: int(min(d.cm.MaxDeclarations, math.MaxInt32)),
+		SearchTool:      searchToolName,
+	})
 	if len(d.texts) < maxScopedViews {
 		d.texts[who] = now
 	}

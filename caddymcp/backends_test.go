@@ -1034,8 +1034,9 @@ func BenchmarkBindingCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	binding := codemode.Binding{Name: "api", Tools: map[string]string{"echo": "echo"},
-		Call: func(ctx context.Context, tool string, args []byte) ([]byte, error) {
-			return backend.Call(ctx, tool, args)
+		Call: func(ctx context.Context, tool string, args []byte) (codemode.Answer, error) {
+			ans, err := backend.Call(ctx, tool, args)
+			return codemode.Answer(ans), err
 		}}
 	code := fmt.Sprintf(`const text = "%s"; let n = 0;
 for (let i = 0; i < %d; i++) { const r = await api.echo({text}); n += r.text.length }

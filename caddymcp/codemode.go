@@ -132,18 +132,24 @@ type CodeMode struct {
 	// Discovery is how the model learns the backends' tools. all: the
 	// execute tool's description declares every tool in TypeScript.
 	// search: tools/list holds a second tool, search ({query, limit?}),
-	// answering with the declarations of the best-matching tools, and the
-	// execute description lists only the backends, their instructions and
-	// their tool names; every tool stays callable from the code. auto:
-	// all while the declarations take at most max_declarations, search
-	// past it, decided for each description served (each backend tool
-	// list, each set of backend scopes a caller holds). In every mode the
-	// code can await tools.search(query, limit?). Default: auto.
+	// answering with the declarations of the best-matching tools and
+	// their backends' instructions, and the execute description, within
+	// max_description, names the backends, their tool counts and as many
+	// tool identifiers as fit; every tool stays callable from the code.
+	// auto: all while the whole description fits in max_description and
+	// the declarations in max_declarations, search past it, decided for
+	// each description served (each backend tool list, each set of
+	// backend scopes a caller holds). In search mode the code can await
+	// tools.search(query, limit?). Default: auto.
 	Discovery string `json:"discovery,omitempty"`
 
-	// MaxDeclarations is the size, in bytes, of the TypeScript
-	// declarations past which discovery auto switches to search.
-	// Default: 32KiB.
+	// MaxDescription is the size, in bytes, of the execute tool's whole
+	// description in auto and search modes: Claude Code shows the model
+	// the first 2 KB of a description. At least 1.5KiB. Default: 2KiB.
+	MaxDescription int64 `json:"max_description,omitempty"`
+
+	// MaxDeclarations bounds, in bytes, the TypeScript declarations
+	// alone in auto mode. Default: 32KiB.
 	MaxDeclarations int64 `json:"max_declarations,omitempty"`
 
 	Endpoint
@@ -240,7 +246,7 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 		n    int64
 	}{{"max_tool_calls", int64(cm.MaxToolCalls)}, {"max_output", cm.MaxOutput}, {"max_code_size", cm.MaxCodeSize},
 		{"max_concurrent", int64(cm.MaxConcurrent)}, {"max_memory", cm.MaxMemory}, {"timeout", int64(cm.Timeout)},
-		{"workers", int64(cm.Workers)}, {"max_declarations", cm.MaxDeclarations}} {
+		{"workers", int64(cm.Workers)}, {"max_declarations", cm.MaxDeclarations}, {"max_description", cm.MaxDescription}} {
 		if v.n < 0 {
 			return fmt.Errorf("%s must not be negative", v.name)
 		}
@@ -325,6 +331,7 @@ func (cm *CodeMode) Provision(ctx caddy.Context) error {
 		// written when the tools are listed.
 		server.WithToolFilter(cm.describe.filter),
 	)
+	warnLongTexts(cm.logger, cm.Instructions, nil)
 	srv.AddTool(tool, cm.execute)
 	if cm.Discovery != codemode.DiscoveryAll {
 		srv.AddTool(searchTool(cm.ToolName), cm.search)

@@ -49,6 +49,7 @@ func parseCodeMode(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		max_memory      <size>
 //		workers         <n>
 //		discovery       all|search|auto
+//		max_description  <size>
 //		max_declarations <size>
 //		max_request_size <size>
 //		list_ttl         <duration>
@@ -109,6 +110,8 @@ func (cm *CodeMode) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			case cm.Discovery != codemode.DiscoveryAll && cm.Discovery != codemode.DiscoverySearch && cm.Discovery != codemode.DiscoveryAuto:
 				err = d.Errf("discovery %q: want all, search or auto", cm.Discovery)
 			}
+		case "max_description":
+			err = sizeArg(d, &cm.MaxDescription)
 		case "max_declarations":
 			err = sizeArg(d, &cm.MaxDeclarations)
 		default:

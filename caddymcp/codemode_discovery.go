@@ -10,14 +10,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 // searchToolName is the name of the search tool of a codemode handler
 // whose discovery is search or auto.
 const searchToolName = "search"
 
-// provisionDiscovery checks discovery and max_declarations and fills in
-// their defaults.
+// provisionDiscovery checks discovery, max_description and
+// max_declarations and fills in their defaults.
 func (cm *CodeMode) provisionDiscovery() error {
 	switch cm.Discovery {
 	case "":
@@ -28,6 +29,12 @@ func (cm *CodeMode) provisionDiscovery() error {
 	}
 	if cm.MaxDeclarations == 0 {
 		cm.MaxDeclarations = codemode.DefaultMaxDeclarations
+	}
+	if cm.MaxDescription == 0 {
+		cm.MaxDescription = codemode.DefaultMaxDescription
+	}
+	if cm.MaxDescription < codemode.MinMaxDescription {
+		return fmt.Errorf("max_description %s is too small: the rules and the backends' names need %s", upstream.FormatSize(cm.MaxDescription), upstream.FormatSize(codemode.MinMaxDescription))
 	}
 	if cm.ToolName == searchToolName && cm.Discovery != codemode.DiscoveryAll {
 		return fmt.Errorf("tool_name %q is the name of the search tool of discovery %s: choose another, or discovery all", cm.ToolName, cm.Discovery)
@@ -114,11 +121,11 @@ func (cm *CodeMode) searchFor(ctx context.Context) codemode.SearchFunc {
 	return func(sctx context.Context, query string, limit int) ([]codemode.Found, error) {
 		// The caller is the execution's, whatever context the call has.
 		catalog, mine := cm.describe.catalog(ctx)
-		found, err := catalog.Search(query, limit, mine)
+		m, err := catalog.Search(query, limit, mine)
 		if err != nil {
 			return nil, &codemode.ToolError{Message: err.Error()}
 		}
-		return found, sctx.Err()
+		return m.Found, sctx.Err()
 	}
 }
 

@@ -31,6 +31,8 @@ func TestCodeModeDiscoveryCaddyfile(t *testing.T) {
 		{"bad size", "codemode {\n max_declarations big\n}", "", 0, `max_declarations "big": want a size`},
 		{"zero size", "codemode {\n max_declarations 0\n}", "", 0, `max_declarations "0"`},
 		{"size twice", "codemode {\n max_declarations 1KiB\n max_declarations 2KiB\n}", "", 0, "max_declarations is set twice"},
+		{"description size", "codemode {\n max_description 4KiB\n}", "", 0, ""},
+		{"bad description size", "codemode {\n max_description big\n}", "", 0, `max_description "big": want a size`},
 		{"tool_name search", "codemode {\n tool_name search\n}", "", 0, `tool_name "search" is the name of the search tool`},
 		{"tool_name search, discovery all", "codemode {\n tool_name search\n discovery all\n}", "all", 0, ""},
 		{"in a backend", backendSnippet("discovery all"), "", 0, `backend api: unknown subdirective "discovery"`},
@@ -59,6 +61,9 @@ func TestCodeModeDiscoveryProvision(t *testing.T) {
 	for _, tc := range []struct{ config, err string }{
 		{`{"discovery":"lazy",` + backend + `}`, `discovery "lazy": want all, search or auto`},
 		{`{"max_declarations":-1,` + backend + `}`, "max_declarations must not be negative"},
+		{`{"max_description":-1,` + backend + `}`, "max_description must not be negative"},
+		{`{"max_description":1000,` + backend + `}`, "max_description 1000 bytes is too small: the rules and the backends' names need 1536 bytes"},
+		{`{"max_description":1536,` + backend + `}`, ""},
 		{`{"tool_name":"search",` + backend + `}`, `tool_name "search" is the name of the search tool of discovery auto`},
 		{`{"tool_name":"search","discovery":"search",` + backend + `}`, "of discovery search"},
 		{`{"backends":[{"name":"tools","url":"http://127.0.0.1:9/mcp"}]}`, "shadows the sandbox global tools"},
@@ -80,8 +85,8 @@ func TestCodeModeDiscoveryProvision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cm.Discovery != "auto" || cm.MaxDeclarations != 32<<10 {
-		t.Errorf("defaults: discovery %q, max_declarations %d", cm.Discovery, cm.MaxDeclarations)
+	if cm.Discovery != "auto" || cm.MaxDeclarations != 32<<10 || cm.MaxDescription != 2<<10 {
+		t.Errorf("defaults: discovery %q, max_declarations %d, max_description %d", cm.Discovery, cm.MaxDeclarations, cm.MaxDescription)
 	}
 }
 
@@ -187,7 +192,7 @@ func TestCodeModeDiscoveryLive(t *testing.T) {
 		{large, false, false},
 		{large - 1, false, true},
 	} {
-		load(fmt.Sprintf("max_declarations %d", tc.max))
+		load(fmt.Sprintf("max_declarations %d\n\t\tmax_description 1MiB", tc.max))
 		for _, who := range []struct {
 			token  string
 			search bool
@@ -205,7 +210,7 @@ func TestCodeModeDiscoveryLive(t *testing.T) {
 					t.Errorf("a call of search while every tool is declared: %s", body)
 				}
 			}
-			if who.search && (tools[1].Name != "search" || !strings.Contains(tools[0].Description, "Call the search tool") ||
+			if who.search && (tools[1].Name != "search" || !strings.Contains(tools[0].Description, "call the search tool") ||
 				strings.Contains(tools[0].Description, "declare const")) {
 				t.Errorf("search mode lists %+v", tools)
 			}
@@ -219,7 +224,7 @@ func TestCodeModeDiscoveryLive(t *testing.T) {
 		t.Errorf("the reader's search (failed %v):\n%s", failed, text)
 	}
 	failed, text := discoveryCall(t, refunder, "search", map[string]any{"query": "refund an order", "limit": 1})
-	if failed || !strings.Contains(text, "1 tools match") || !strings.Contains(text, "create_refund(input") || !strings.Contains(text, "amount") {
+	if failed || !strings.Contains(text, " tools match \"refund an order\"") || !strings.Contains(text, "create_refund(input") || !strings.Contains(text, "amount") {
 		t.Errorf("the refunder's search (failed %v):\n%s", failed, text)
 	}
 	code := `const m = await tools.search("refund an order"); return m.map(x => x.identifier)`

@@ -702,7 +702,7 @@ func TestCodeModeProvisionAppliesSettings(t *testing.T) {
 		apis[i] = codemode.NewBackendAPI(codemode.APIBackend{Name: ref.name})
 	}
 	rules := codemode.NewAPI(apis).Rules(cm.runner.Limits())
-	for _, want := range []string{"(shop, weather)", "await shop.<tool>", "cut at 8192 bytes", "20s per run", "7 tool calls per run"} {
+	for _, want := range []string{"(shop, weather)", "await shop.<tool>", "cut at 8192 bytes", "20s and 7 tool calls per run"} {
 		if !strings.Contains(rules, want) {
 			t.Errorf("sandbox rules do not mention %q:\n%s", want, rules)
 		}

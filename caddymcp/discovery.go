@@ -116,20 +116,25 @@ func searchEntry(t mcp.Tool) search.Tool {
 
 func (h *Handler) searchToolsTool() mcp.Tool {
 	t := mcp.NewToolWithRawSchema(searchToolsName, fmt.Sprintf(
-		"Find the tools of %s: it has %d, too many to list. Give a few words of what you want to do; "+
-			"the answer holds the best-matching tools, each with its name, description and inputSchema. "+
+		"Find the tools of %s: it has %d, too many to list. For each step of the task, search once with a few words for that step; "+
+			"the answer says how many tools match and holds the best, each with its name, description and inputSchema. "+
 			"Then call one with call_tool, giving its exact name and arguments that match its inputSchema. "+
 			"If none fits, search again with other words.", h.Name, len(h.disc.tools)),
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"query":{"type":"string","minLength":1,"description":"What you want to do, in a few words, such as: list the open issues of a repository"},`+
 			`"limit":{"type":"integer","minimum":1,"maximum":20,"default":5,"description":"How many tools to return, best first"}},`+
 			`"required":["query"],"additionalProperties":false}`))
-	t.RawOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
-		`"tools":{"type":"array","items":{"type":"object","properties":{` +
-		`"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},` +
-		`"inputSchema":{"type":"object"},"annotations":{"type":"object"}},` +
-		`"required":["name","inputSchema"]}},` +
-		`"note":{"type":"string"}},"required":["tools"]}`)
+	if h.StructuredText == structuredTextSummary {
+		// For clients that read structuredContent: the answer is there,
+		// and its text is a line.
+		t.RawOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
+			`"tools":{"type":"array","items":{"type":"object","properties":{` +
+			`"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},` +
+			`"inputSchema":{"type":"object"},"annotations":{"type":"object"}},` +
+			`"required":["name","inputSchema"]}},` +
+			`"matched":{"type":"integer"},"of":{"type":"integer"},` +
+			`"note":{"type":"string"}},"required":["tools","matched","of","note"]}`)
+	}
 	t.Title = "Search tools"
 	t.Annotations.Title = t.Title
 	t.Annotations.ReadOnlyHint = mcp.ToBoolPtr(true)
@@ -259,8 +264,8 @@ func (h *Handler) searchTools(ctx context.Context, raw any) (*mcp.CallToolResult
 	if h.auth != nil && len(h.auth.toolScopes) > 0 {
 		keep = func(i int) bool { return h.mayCall(ctx, h.disc.tools[i].mcpTool.Name) }
 	}
-	matches, _ := h.disc.index.Search(query, limit, keep)
-	answer := searchAnswer{Tools: make([]json.RawMessage, 0, len(matches))}
+	matches, matched := h.disc.index.Search(query, limit, keep)
+	answer := searchAnswer{Tools: make([]json.RawMessage, 0, len(matches)), Matched: matched, Of: h.searchable(ctx)}
 	for _, m := range matches {
 		// What a call needs, and no more: an output schema of a large API
 		// is often larger than the rest together (GitHub's five best
@@ -274,24 +279,51 @@ func (h *Handler) searchTools(ctx context.Context, raw any) (*mcp.CallToolResult
 		}
 		answer.Tools = append(answer.Tools, b)
 	}
-	if len(answer.Tools) == 0 {
-		answer.Note = "no tool matches these words; search again with other words, such as the thing the tool acts on and what it does to it"
+	switch {
+	case len(answer.Tools) == 0:
+		answer.Note = fmt.Sprintf("no tool of %d matches these words; search again with other words, such as the thing the tool acts on and what it does to it", answer.Of)
+	case matched > len(answer.Tools):
+		answer.Note = fmt.Sprintf("%d of %d tools match; these are the best %d, best first: add words to narrow it", matched, answer.Of, len(answer.Tools))
+	default:
+		answer.Note = fmt.Sprintf("%d of %d tools match, best first", matched, answer.Of)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(answer)
 	text := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	// The tools once: as text, or for structured_text summary as
+	// structuredContent with a line of text.
+	if h.StructuredText != structuredTextSummary {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(text))}}, outcomeOK
+	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(text))},
+		Content:           []mcp.Content{mcp.NewTextContent(answer.Note + "; their names and inputSchemas are in structuredContent")},
 		StructuredContent: json.RawMessage(text),
 	}, outcomeOK
 }
 
-// searchAnswer is search_tools' result.
+// searchable is how many tools a search by the caller of ctx looks in.
+func (h *Handler) searchable(ctx context.Context) int {
+	if h.auth == nil || len(h.auth.toolScopes) == 0 {
+		return len(h.disc.tools)
+	}
+	n := 0
+	for _, p := range h.disc.tools {
+		if h.mayCall(ctx, p.mcpTool.Name) {
+			n++
+		}
+	}
+	return n
+}
+
+// searchAnswer is search_tools' result: the best tools, how many match of
+// how many the caller may call, and a note that says it in words.
 type searchAnswer struct {
-	Tools []json.RawMessage `json:"tools"`
-	Note  string            `json:"note,omitempty"`
+	Tools   []json.RawMessage `json:"tools"`
+	Matched int               `json:"matched"`
+	Of      int               `json:"of"`
+	Note    string            `json:"note"`
 }
 
 // wholeNumber is a JSON number that is an integer, as a json.Number

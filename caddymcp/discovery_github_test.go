@@ -48,13 +48,22 @@ func TestDiscoveryGitHubListBytes(t *testing.T) {
 	w := serveOnce(t, handlers[discoverySearch], query, map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
 	var answer struct {
 		Result struct {
-			StructuredContent foundTools `json:"structuredContent"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal(w.Body.Bytes(), &answer); err != nil {
+	if err := json.Unmarshal(w.Body.Bytes(), &answer); err != nil || len(answer.Result.Content) != 1 || answer.Result.StructuredContent != nil {
 		t.Fatalf("search_tools answer: %v\n%.500s", err, w.Body)
 	}
-	found := answer.Result.StructuredContent
+	var found foundTools
+	if err := json.Unmarshal([]byte(answer.Result.Content[0].Text), &found); err != nil {
+		t.Fatalf("search_tools text: %v\n%.500s", err, w.Body)
+	}
+	if found.Of != len(handlers[discoverySearch].tools) || found.Matched < 3 {
+		t.Errorf("%d of %d match, want of %d", found.Matched, found.Of, len(handlers[discoverySearch].tools))
+	}
 	t.Logf("search_tools %q: %d bytes, tools %v", "list the open issues of a repository", w.Body.Len(), found.names())
 	// How well it ranks is search's to test; here, that the answer is
 	// three of GitHub's issue tools, whole.

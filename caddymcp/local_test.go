@@ -152,10 +152,10 @@ func (p *backendPair) call(t *testing.T, tool, args string) (string, error) {
 	_, _ = p.local.Tools(ctx, wait)
 	viaNet, errNet := p.network.Call(ctx, tool, []byte(args))
 	viaLocal, errLocal := p.local.Call(ctx, tool, []byte(args))
-	if string(viaNet) != string(viaLocal) || fmt.Sprint(errNet) != fmt.Sprint(errLocal) {
-		t.Errorf("%s(%s):\nover HTTP   %s %v\nin process  %s %v", tool, args, viaNet, errNet, viaLocal, errLocal)
+	if string(viaNet.Value) != string(viaLocal.Value) || string(viaNet.Cut) != string(viaLocal.Cut) || fmt.Sprint(errNet) != fmt.Sprint(errLocal) {
+		t.Errorf("%s(%s):\nover HTTP   %s %s %v\nin process  %s %s %v", tool, args, viaNet.Value, viaNet.Cut, errNet, viaLocal.Value, viaLocal.Cut, errLocal)
 	}
-	return string(viaLocal), errLocal
+	return string(viaLocal.Value), errLocal
 }
 
 func (p *backendPair) count(via string) float64 {

@@ -243,6 +243,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 
 	h.warnEmptyPlaceholders()
+	descriptions := make(map[string]string, len(h.tools))
+	for name, p := range h.tools {
+		descriptions[name] = p.mcpTool.Description
+	}
+	warnLongTexts(h.logger, h.Instructions, descriptions)
 
 	if h.metrics, err = newMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err

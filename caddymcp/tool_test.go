@@ -446,6 +446,7 @@ func TestLiveSecretsEverywhere(t *testing.T) {
 		reverse_proxy %s
 	}
 	codemode /code {
+		discovery all
 		backend keyed %s {
 			header Authorization "Bearer {env.CADDY_MCP_SE_BACKEND}"
 			timeout 2s

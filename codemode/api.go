@@ -95,7 +95,7 @@ func (a *BackendAPI) Collisions() []Collision { return a.collisions }
 
 // Binding is the backend's global for one execution, whose methods call
 // call with the backend's tool name.
-func (a *BackendAPI) Binding(call func(ctx context.Context, tool string, args []byte) ([]byte, error)) Binding {
+func (a *BackendAPI) Binding(call func(ctx context.Context, tool string, args []byte) (Answer, error)) Binding {
 	return Binding{Name: a.name, Tools: a.tools, Hidden: a.hidden, Unavailable: a.unavailable, Call: call}
 }
 
@@ -130,18 +130,23 @@ func (a *API) description(l Limits, decls string) string {
 	return a.Rules(l) + "\n\n```ts\n" + decls + "```"
 }
 
-// Rules explains the sandbox under limits l: how to call the backends,
-// what a call gives back, and what the code cannot do.
+// Rules explains the sandbox under limits l above the declarations: how
+// to call the backends, what a call gives back, and what the code cannot
+// do.
 func (a *API) Rules(l Limits) string {
 	names, example := a.globals()
-	return fmt.Sprintf(`Run JavaScript or TypeScript in a sandbox that can call the tools declared below. Write the body of an async function: use await, and return the result (it comes back as JSON).
+	return fmt.Sprintf("Run JavaScript or TypeScript that calls the tools declared below. Each backend is a global object (%s); each tool an async function taking one object: const r = await %s.<tool>({...}).\n\n",
+		strings.Join(names, ", "), example) + a.rules(l)
+}
 
-- Each backend is a global object (%s); each of its tools is an async function taking one object: const r = await %s.<tool>({...}).
-- A call resolves to the tool's structured result, or its text parsed as JSON when it is JSON, or its text. A failed call throws an Error with the backend's message.
-- Start independent calls together with Promise.all. Filter, join and compute in the code, and return only what is needed.
-- console.log output is returned too. The result and output together are cut at %d bytes.
-- Limits: %s per run, %d tool calls per run. There is no network, no fetch, no modules (import, require), no file system; setTimeout works within the run.`,
-		strings.Join(names, ", "), example, l.MaxOutput, l.Timeout, l.MaxToolCalls)
+// rules are the sandbox's rules, the same in every discovery mode.
+func (a *API) rules(l Limits) string {
+	return fmt.Sprintf(`- The code is the body of an async function: await the calls, and return the result (it comes back as JSON).
+- A call resolves to the tool's structured result, or its text parsed as JSON, or its text. A failure throws an Error with the backend's message.
+- A result its backend cut to size is the shortened value: tools.cut(r) then says what was left out (else undefined).
+- Run independent calls together with Promise.all; filter and compute in the code; return only what is needed.
+- console.log output is returned too; result and output are cut at %d bytes. Limits: %s and %d tool calls per run; no network, fetch, modules or files.`,
+		l.MaxOutput, l.Timeout, l.MaxToolCalls)
 }
 
 // globals are the backends' globals, and the one an example calls.

@@ -49,11 +49,11 @@ func TestNewBackendAPI(t *testing.T) {
 
 	var mu sync.Mutex
 	var called []string
-	b := api.Binding(func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+	b := api.Binding(func(ctx context.Context, tool string, args []byte) (Answer, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		called = append(called, tool)
-		return []byte(fmt.Sprintf("%q", tool)), nil
+		return Answer{Value: []byte(fmt.Sprintf("%q", tool))}, nil
 	})
 	if b.Name != "shop" || b.Unavailable != "" || !reflect.DeepEqual(b.Tools, wantTools) {
 		t.Errorf("binding %q, unavailable %q, tools %v", b.Name, b.Unavailable, b.Tools)
@@ -85,8 +85,8 @@ func TestUnavailableBackendAPI(t *testing.T) {
 	if got := NewAPI([]*BackendAPI{api}).Declarations(); got != want {
 		t.Errorf("declarations %q, want %q", got, want)
 	}
-	b := api.Binding(func(ctx context.Context, tool string, args []byte) ([]byte, error) {
-		return []byte(`"` + tool + ` is back"`), nil
+	b := api.Binding(func(ctx context.Context, tool string, args []byte) (Answer, error) {
+		return Answer{Value: []byte(`"` + tool + ` is back"`)}, nil
 	})
 	if b.Name != "down" || b.Unavailable != "connection refused" || b.Tools != nil {
 		t.Errorf("binding %q, unavailable %q, tools %v", b.Name, b.Unavailable, b.Tools)
@@ -100,13 +100,13 @@ func TestAPIDescription(t *testing.T) {
 	shop := NewBackendAPI(APIBackend{Name: "shop", Tools: []APITool{{Name: "list-items", Description: "Lists the items."}}})
 	weather := NewBackendAPI(APIBackend{Name: "weather", Unavailable: "timeout"})
 	l := Limits{Timeout: 20 * time.Second, MaxOutput: 8192, MaxToolCalls: 7}
-	want := "Run JavaScript or TypeScript in a sandbox that can call the tools declared below. Write the body of an async function: use await, and return the result (it comes back as JSON).\n" +
+	want := "Run JavaScript or TypeScript that calls the tools declared below. Each backend is a global object (shop, weather); each tool an async function taking one object: const r = await shop.<tool>({...}).\n" +
 		"\n" +
-		"- Each backend is a global object (shop, weather); each of its tools is an async function taking one object: const r = await shop.<tool>({...}).\n" +
-		"- A call resolves to the tool's structured result, or its text parsed as JSON when it is JSON, or its text. A failed call throws an Error with the backend's message.\n" +
-		"- Start independent calls together with Promise.all. Filter, join and compute in the code, and return only what is needed.\n" +
-		"- console.log output is returned too. The result and output together are cut at 8192 bytes.\n" +
-		"- Limits: 20s per run, 7 tool calls per run. There is no network, no fetch, no modules (import, require), no file system; setTimeout works within the run.\n" +
+		"- The code is the body of an async function: await the calls, and return the result (it comes back as JSON).\n" +
+		"- A call resolves to the tool's structured result, or its text parsed as JSON, or its text. A failure throws an Error with the backend's message.\n" +
+		"- A result its backend cut to size is the shortened value: tools.cut(r) then says what was left out (else undefined).\n" +
+		"- Run independent calls together with Promise.all; filter and compute in the code; return only what is needed.\n" +
+		"- console.log output is returned too; result and output are cut at 8192 bytes. Limits: 20s and 7 tool calls per run; no network, fetch, modules or files.\n" +
 		"\n" +
 		"```ts\n" +
 		"declare const shop: {\n" +

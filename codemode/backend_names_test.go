@@ -19,8 +19,8 @@ func TestBackendNamesThatHelp(t *testing.T) {
 			"repos/delete": "it needs the scope repo:admin, which the caller's token does not carry",
 		},
 	})
-	b := api.Binding(func(ctx context.Context, tool string, args []byte) ([]byte, error) {
-		return []byte(`{"tool":"` + tool + `"}`), nil
+	b := api.Binding(func(ctx context.Context, tool string, args []byte) (Answer, error) {
+		return Answer{Value: []byte(`{"tool":"` + tool + `"}`)}, nil
 	})
 	r := newRunner(Limits{})
 	catch := func(code string) string {

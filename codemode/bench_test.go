@@ -92,8 +92,8 @@ func BenchmarkRunTypeScript(b *testing.B) {
 }
 
 // echoBinding is a backend whose one tool answers with its arguments.
-var echoBinding = Binding{Name: "api", Tools: map[string]string{"get": "get"}, Call: func(ctx context.Context, _ string, args []byte) ([]byte, error) {
-	return args, nil
+var echoBinding = Binding{Name: "api", Tools: map[string]string{"get": "get"}, Call: func(ctx context.Context, _ string, args []byte) (Answer, error) {
+	return Answer{Value: args}, nil
 }}
 
 // BenchmarkBindingCall: what one binding call costs the sandbox, with
@@ -133,8 +133,8 @@ return n`, text, calls)
 // sandbox.
 func BenchmarkLargeAnswer(b *testing.B) {
 	answer := []byte(ordersJSON())
-	orders := Binding{Name: "api", Tools: map[string]string{"list": "list"}, Call: func(context.Context, string, []byte) ([]byte, error) {
-		return answer, nil
+	orders := Binding{Name: "api", Tools: map[string]string{"list": "list"}, Call: func(context.Context, string, []byte) (Answer, error) {
+		return Answer{Value: answer}, nil
 	}}
 	code := `const {orders} = await api.list();
 return orders.sort((a, b) => b.total - a.total).slice(0, 3).map(o => o.customer.id)`
@@ -149,9 +149,9 @@ return orders.sort((a, b) => b.total - a.total).slice(0, 3).map(o => o.customer.
 // BenchmarkParallelCalls: 10 calls in Promise.all to a backend that takes
 // 50 ms each (target: the execution under 80 ms).
 func BenchmarkParallelCalls(b *testing.B) {
-	slow := Binding{Name: "api", Tools: map[string]string{"get": "get"}, Call: func(ctx context.Context, _ string, args []byte) ([]byte, error) {
+	slow := Binding{Name: "api", Tools: map[string]string{"get": "get"}, Call: func(ctx context.Context, _ string, args []byte) (Answer, error) {
 		time.Sleep(50 * time.Millisecond)
-		return args, nil
+		return Answer{Value: args}, nil
 	}}
 	benchModes(b, 1, func(b *testing.B, r *Runner) {
 		benchRuns(b, r, `return (await Promise.all(Array.from({length: 10}, (_, i) => api.get({i})))).length`, slow)

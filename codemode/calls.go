@@ -75,33 +75,34 @@ func (ex *execution) startCalls() error {
 	}
 	if len(queued) == 1 && ex.inflight == 0 && len(ex.timers) == 0 {
 		q := queued[0]
-		out, err := q.b.Call(context.WithValue(ex.ctx, aloneKey{}, true), q.tool, q.args)
-		return ex.runJob(func() { ex.settle(q, out, err) })
+		ans, err := q.b.Call(context.WithValue(ex.ctx, aloneKey{}, true), q.tool, q.args)
+		return ex.runJob(func() { ex.settle(q, ans, err) })
 	}
 	for _, q := range queued {
 		q := q
 		ex.inflight++
 		go func() {
-			var out []byte
+			var ans Answer
 			var err error
 			select {
 			case ex.callSlot <- struct{}{}:
-				out, err = q.b.Call(ex.ctx, q.tool, q.args)
+				ans, err = q.b.Call(ex.ctx, q.tool, q.args)
 				<-ex.callSlot
 			case <-ex.ctx.Done():
 				err = ex.ctx.Err()
 			}
 			ex.post(func() {
 				ex.inflight--
-				ex.settle(q, out, err)
+				ex.settle(q, ans, err)
 			})
 		}()
 	}
 	return nil
 }
 
-// settle resolves or rejects a call's promise with its answer.
-func (ex *execution) settle(q *queuedCall, out []byte, err error) {
+// settle resolves or rejects a call's promise with its answer. A value
+// its backend cut is kept with the record, for tools.cut.
+func (ex *execution) settle(q *queuedCall, ans Answer, err error) {
 	ex.pending--
 	if !errors.Is(err, context.DeadlineExceeded) {
 		ex.noteCall(q.b.Name+"."+q.ident, -1)
@@ -110,10 +111,13 @@ func (ex *execution) settle(q *queuedCall, out []byte, err error) {
 		mustSettle(q.reject(ex.callError(q.b.Name, q.ident, err)))
 		return
 	}
-	v, perr := ex.parseJSON(out)
+	v, perr := ex.parseJSON(ans.Value)
 	if perr != nil {
 		mustSettle(q.reject(ex.newError("Error", fmt.Sprintf("%s.%s: the answer is not usable: %v", q.b.Name, q.ident, perr))))
 		return
+	}
+	if ans.Cut != nil {
+		ex.noteCut(v, ans.Cut)
 	}
 	mustSettle(q.resolve(v))
 }

@@ -32,7 +32,16 @@ type Found struct {
 	// global with this one method, and its output type.
 	Declaration string `json:"declaration"`
 
-	decl ToolDecl
+	decl         ToolDecl
+	instructions string // its backend's
+}
+
+// Matches is what a search found: the best tools, and how many matched
+// among how many the caller may call.
+type Matches struct {
+	Found   []Found
+	Matched int // the tools that match; Found holds the best of them
+	Of      int // the tools searched
 }
 
 // CheckSearch returns an error, worded for the model, when query or limit
@@ -81,16 +90,16 @@ func NewCatalog(backends []*BackendAPI) *Catalog {
 func (c *Catalog) Len() int { return len(c.refs) }
 
 // Search returns the best matches for query, at most limit, after
-// CheckSearch. view, when not nil, is the caller's API of each backend, in
+// CheckSearch, and how many tools match of how many were searched. view, when not nil, is the caller's API of each backend, in
 // the catalog's order: only the tools it holds are found, under the
 // identifiers it gives them (a view that leaves tools out may name the
 // others differently).
-func (c *Catalog) Search(query string, limit int, view []*BackendAPI) ([]Found, error) {
+func (c *Catalog) Search(query string, limit int, view []*BackendAPI) (Matches, error) {
 	if err := CheckSearch(query, limit); err != nil {
-		return nil, err
+		return Matches{}, err
 	}
 	if view != nil && len(view) != len(c.backends) {
-		return nil, fmt.Errorf("a view of %d backends for a catalog of %d", len(view), len(c.backends))
+		return Matches{}, fmt.Errorf("a view of %d backends for a catalog of %d", len(view), len(c.backends))
 	}
 	// Where the tool is in the caller's view; -1 when it is not there.
 	in := func(r toolRef) (*BackendAPI, int) {
@@ -108,7 +117,7 @@ func (c *Catalog) Search(query string, limit int, view []*BackendAPI) ([]Found, 
 		}
 		return nil, -1
 	}
-	matches, _ := c.index.Search(query, limit, func(i int) bool {
+	matches, total := c.index.Search(query, limit, func(i int) bool {
 		_, j := in(c.refs[i])
 		return j >= 0
 	})
@@ -120,10 +129,17 @@ func (c *Catalog) Search(query string, limit int, view []*BackendAPI) ([]Found, 
 			Backend: api.name, Tool: t.Name, Identifier: t.Ident,
 			Description: truncateDoc(cleanDocText(t.Description), declMaxDocRunes),
 			Declaration: Declarations([]BackendDecl{{Name: api.name, Tools: []ToolDecl{t}}}),
-			decl:        t,
+			decl:        t, instructions: api.decl.Instructions,
 		}
 	}
-	return found, nil
+	of := 0
+	for i, b := range c.backends {
+		if view != nil {
+			b = view[i]
+		}
+		of += len(b.byTool)
+	}
+	return Matches{Found: found, Matched: total, Of: of}, nil
 }
 
 // schemaArgs reads the top-level properties of an input schema for the
@@ -147,17 +163,25 @@ func schemaArgs(raw json.RawMessage) []search.Arg {
 	return args
 }
 
-// SearchAnswer is what the model reads of a search: the matches in rank
-// order with what to call them by, then their TypeScript declarations,
-// grouped by backend. Past budget bytes of declarations, the remaining
-// matches are named but not declared; the first is always declared.
-func SearchAnswer(query string, found []Found, budget int) string {
+// SearchAnswer is what the model reads of a search: how many tools match
+// of how many, the matches in rank order with what to call them by, then
+// their TypeScript declarations, grouped by backend under its
+// instructions. Past budget bytes of declarations, the remaining matches
+// are named with their summary but not declared; the first is always
+// declared. Each tool's description is written once, in its declaration.
+func SearchAnswer(query string, m Matches, budget int) string {
 	var b strings.Builder
+	found := m.Found
 	if len(found) == 0 {
-		fmt.Fprintf(&b, "No tool matches %q. Try other words: what the tool does, or the kind of thing it reads or changes.", cutUTF8(query, 200))
+		fmt.Fprintf(&b, "No tool of %d matches %q. Try other words: what the tool does, or the kind of thing it reads or changes.", m.Of, cutUTF8(query, 200))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%d tools match %q, best first:\n", len(found), cutUTF8(query, 200))
+	fmt.Fprintf(&b, "%d of %d tools match %q", m.Matched, m.Of, cutUTF8(query, 200))
+	if m.Matched > len(found) {
+		fmt.Fprintf(&b, "; the best %d, best first (search with more words to narrow it):\n", len(found))
+	} else {
+		b.WriteString(", best first:\n")
+	}
 	size := 0
 	declared := 0
 	for i, f := range found {
@@ -175,9 +199,9 @@ func SearchAnswer(query string, found []Found, budget int) string {
 		}
 		if i >= declared {
 			line += " [not declared below, to keep this answer short: search for it alone]"
-		}
-		if summary := firstLine(f.Description); summary != "" {
-			line += ": " + summary
+			if summary := firstLine(f.Description); summary != "" {
+				line += ": " + summary
+			}
 		}
 		b.WriteString(line + "\n")
 	}
@@ -188,7 +212,8 @@ func SearchAnswer(query string, found []Found, budget int) string {
 }
 
 // groupedDeclarations declares the tools found, one global per backend in
-// the order the backends first appear, each with its tools in rank order.
+// the order the backends first appear, under the backend's instructions,
+// each with its tools in rank order.
 func groupedDeclarations(found []Found) string {
 	var decls []BackendDecl
 	at := make(map[string]int)
@@ -197,7 +222,7 @@ func groupedDeclarations(found []Found) string {
 		if !ok {
 			i = len(decls)
 			at[f.Backend] = i
-			decls = append(decls, BackendDecl{Name: f.Backend})
+			decls = append(decls, BackendDecl{Name: f.Backend, Instructions: f.instructions})
 		}
 		decls[i].Tools = append(decls[i].Tools, f.decl)
 	}

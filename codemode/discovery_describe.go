@@ -5,89 +5,125 @@ import (
 	"strings"
 )
 
-// searchNamesBudget bounds, in bytes, the tool identifiers the execute
-// description lists in search mode, across backends: past it each backend
-// says how many more it has, which search finds.
-const searchNamesBudget = 8 << 10
+// Discovery modes: how a model learns the backends' tools.
+const (
+	// DiscoveryAll declares every tool in the execute tool's description,
+	// whatever its size.
+	DiscoveryAll = "all"
+	// DiscoverySearch names the backends and offers a search tool that
+	// answers with the declarations of the tools that match.
+	DiscoverySearch = "search"
+	// DiscoveryAuto is all while the whole description fits in
+	// max_description (and the declarations in max_declarations), search
+	// past it.
+	DiscoveryAuto = "auto"
+)
 
-// SearchDescription is the description of the execute tool when the
-// backends' declarations are too large to show (discovery search): the
-// rules of the sandbox under limits l, the flow (the search tool, named
-// searchTool, first; then code calling what it returned), and each
-// backend with its instructions and the identifiers of its tools, within
-// searchNamesBudget.
-func (a *API) SearchDescription(l Limits, searchTool string) string {
-	names, example := a.globals()
-	var b strings.Builder
-	fmt.Fprintf(&b, `Run JavaScript or TypeScript in a sandbox that can call the tools of the backends listed below. They have too many tools to declare here, so:
+// DefaultMaxDescription is the size, in bytes, of the execute tool's
+// whole description in auto and search modes: Claude Code shows the model
+// the first 2 KB of a tool description, and other clients copy it.
+const DefaultMaxDescription = 2 << 10
 
-1. Call the %[1]s tool with a few words saying what you want to do. It answers with the TypeScript declarations of the best-matching tools (arguments and result types) and the identifiers to call them by.
-2. Call this tool with code that calls them: const r = await %[2]s.<identifier>({...}). Any tool of a backend can be called, declared or not; the arguments are checked by the backend.
+// MinMaxDescription is the smallest max_description: the search mode's
+// rules and the backends' names must fit.
+const MinMaxDescription = 1536
 
-Write the body of an async function: use await, and return the result (it comes back as JSON).
+// DefaultMaxDeclarations bounds the declarations alone in auto mode.
+const DefaultMaxDeclarations = 32 << 10
 
-- Each backend is a global object (%[3]s); each of its tools is an async function taking one object.
-- A call resolves to the tool's structured result, or its text parsed as JSON when it is JSON, or its text. A failed call throws an Error with the backend's message.
-- Inside the code, await tools.search(query, limit?) returns the same matches as data: [{backend, tool, identifier, description, declaration}]; it counts as a tool call.
-- Start independent calls together with Promise.all. Filter, join and compute in the code, and return only what is needed.
-- console.log output is returned too. The result and output together are cut at %[4]d bytes.
-- Limits: %[5]s per run, %[6]d tool calls per run. There is no network, no fetch, no modules (import, require), no file system; setTimeout works within the run.
+// Discovery says how Describe tells the model of the tools.
+type Discovery struct {
+	Mode string // DiscoveryAll, DiscoverySearch or DiscoveryAuto
+	// MaxDescription bounds the whole execute description in auto and
+	// search modes; MaxDeclarations the declarations alone in auto mode.
+	MaxDescription, MaxDeclarations int
+	// SearchTool is the name of the search tool.
+	SearchTool string
+}
 
-Backends:
-`, searchTool, example, strings.Join(names, ", "), l.MaxOutput, l.Timeout, l.MaxToolCalls)
-	budget := searchNamesBudget
-	for _, be := range a.backends {
-		b.WriteString("\n")
-		budget = be.writeSummary(&b, budget)
+// Describe is the execute tool's description: Description's in all mode,
+// SearchDescription's in search mode, and in auto mode the first while it
+// fits in MaxDescription bytes with its declarations in MaxDeclarations,
+// else the second. search reports which it is.
+func (a *API) Describe(l Limits, d Discovery) (text string, search bool) {
+	if d.Mode != DiscoverySearch {
+		decls := a.Declarations()
+		text := a.description(l, decls)
+		if d.Mode == DiscoveryAll || len(text) <= d.MaxDescription && len(decls) <= d.MaxDeclarations {
+			return text, false
+		}
 	}
+	return a.SearchDescription(l, d.SearchTool, d.MaxDescription), true
+}
+
+// SearchDescription is the description of the execute tool when its
+// backends' tools are found by search: the flow first (search once per
+// step, then code calling what it found), then the rules of the sandbox
+// under limits l, then each backend with its tool count and as many of its
+// identifiers as fit in max bytes in all. Backends' instructions come with
+// the search answers, which declare the tools.
+func (a *API) SearchDescription(l Limits, searchTool string, max int) string {
+	_, example := a.globals()
+	var b strings.Builder
+	fmt.Fprintf(&b, `Run JavaScript or TypeScript that calls the tools of the backends below, which are not declared here. For each step of the task, first call the %[1]s tool once with a few words for that step ("list the open issues of a repository"): it answers with the TypeScript declarations of the best tools. Then call this tool with code that calls them as declared: const r = await %[2]s.<identifier>({...}). Never guess a tool or an argument.
+
+%[3]s
+- In the code, await tools.search(query) gives the same matches as data.
+
+Backends, their tool counts, and some tools (search finds all):
+`, searchTool, example, a.rules(l))
+	a.writeBackends(&b, max)
 	return b.String()
 }
 
-// writeSummary writes the backend's line for SearchDescription: its name,
-// its state or its tool count, its instructions, then as many of its
-// identifiers as budget bytes allow. It returns the budget left.
-func (a *BackendAPI) writeSummary(b *strings.Builder, budget int) int {
-	if a.unavailable != "" {
-		fmt.Fprintf(b, "%s: %s\n", a.name, a.decl.Description)
-		return budget
-	}
-	tools := a.decl.Tools
-	fmt.Fprintf(b, "%s: %d tools\n", a.name, len(tools))
-	if ins := instructionLines(a.decl.Instructions); len(ins) > 0 {
-		b.WriteString("  Instructions from the backend:\n")
-		for _, line := range ins {
-			b.WriteString("    " + line + "\n")
-		}
-	}
-	if len(tools) == 0 {
-		return budget
-	}
-	shown := 0
-	var line strings.Builder
-	for _, t := range tools {
-		if len(t.Ident)+2 > budget {
-			break
-		}
-		if shown > 0 {
-			line.WriteString(", ")
-		}
-		line.WriteString(t.Ident)
-		budget -= len(t.Ident) + 2
-		shown++
-	}
-	if shown > 0 {
-		b.WriteString("  " + line.String())
-	}
-	if rest := len(tools) - shown; rest > 0 {
-		if shown > 0 {
-			b.WriteString(", ")
+// writeBackends writes a line per backend, its state or its tool count
+// then its identifiers, while b stays within max bytes: first every
+// backend's count, then identifiers in turn from each backend while they
+// fit.
+func (a *API) writeBackends(b *strings.Builder, max int) {
+	heads := make([]string, len(a.backends))
+	// Each line may end in ", and N more"; the last may be "- and N
+	// more backends".
+	room := max - b.Len() - len("- and 999 more backends")
+	for i, be := range a.backends {
+		if be.unavailable != "" {
+			heads[i] = fmt.Sprintf("- %s: unavailable right now (%s)", be.name, cutUTF8(be.unavailable, 100))
 		} else {
-			b.WriteString("  ")
+			heads[i] = fmt.Sprintf("- %s: %d tools", be.name, len(be.decl.Tools))
 		}
-		fmt.Fprintf(b, "and %d more (search finds them)", rest)
+		room -= len(heads[i]) + len(", and 99999 more") + 1
 	}
-	b.WriteString("\n")
-	return budget
+	shown := make([][]string, len(a.backends))
+	for more := true; more; {
+		more = false
+		for i, be := range a.backends {
+			k := len(shown[i])
+			if be.unavailable != "" || k >= len(be.decl.Tools) {
+				continue
+			}
+			ident := be.decl.Tools[k].Ident
+			if len(ident)+2 > room { // ": " or ", " before it
+				continue
+			}
+			shown[i] = append(shown[i], ident)
+			room -= len(ident) + 2
+			more = true
+		}
+	}
+	for i, be := range a.backends {
+		line := heads[i]
+		if len(shown[i]) > 0 {
+			line += ": " + strings.Join(shown[i], ", ")
+			if rest := len(be.decl.Tools) - len(shown[i]); rest > 0 {
+				line += fmt.Sprintf(", and %d more", rest)
+			}
+		}
+		if i < len(a.backends)-1 && b.Len()+len(line)+1 > max-len("- and 999 more backends") || b.Len()+len(line)+1 > max {
+			fmt.Fprintf(b, "- and %d more backends", len(a.backends)-i)
+			return
+		}
+		b.WriteString(line + "\n")
+	}
 }
 
 // SearchToolDescription is the description of the search tool, whose
@@ -102,35 +138,3 @@ var SearchInputSchema = []byte(fmt.Sprintf(`{"type":"object","properties":{`+
 	`"query":{"type":"string","minLength":1,"maxLength":%d,"description":"What the tool should do, in a few words."},`+
 	`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"How many tools to return; default %d."}},`+
 	`"required":["query"],"additionalProperties":false}`, MaxSearchQuery, MaxSearchLimit, DefaultSearchLimit))
-
-// Discovery modes: how a model learns the backends' tools.
-const (
-	// DiscoveryAll declares every tool in the execute tool's description.
-	DiscoveryAll = "all"
-	// DiscoverySearch lists the tools by name and offers a search tool
-	// that answers with their declarations.
-	DiscoverySearch = "search"
-	// DiscoveryAuto is all while the declarations fit in max_declarations,
-	// search past it.
-	DiscoveryAuto = "auto"
-)
-
-// DefaultMaxDeclarations is the size, in bytes, of declarations past
-// which auto discovery switches to search.
-const DefaultMaxDeclarations = 32 << 10
-
-// Describe is the execute tool's description in discovery mode: that of
-// Description in all mode, SearchDescription's in search mode, and in auto
-// mode the first while the declarations (the TypeScript alone, without the
-// rules around it) take at most maxDeclarations bytes, else the second.
-// search reports which it is.
-func (a *API) Describe(l Limits, mode string, maxDeclarations int, searchTool string) (text string, search bool) {
-	if mode == DiscoverySearch {
-		return a.SearchDescription(l, searchTool), true
-	}
-	decls := a.Declarations()
-	if mode == DiscoveryAuto && len(decls) > maxDeclarations {
-		return a.SearchDescription(l, searchTool), true
-	}
-	return a.description(l, decls), false
-}

@@ -66,22 +66,36 @@ func (s SearchFunc) call(ctx context.Context, args []byte) ([]byte, error) {
 // searchBinding is the binding a search is queued on, as a tool call is:
 // it counts against max_tool_calls and runs beside the other calls.
 func searchBinding(search searchCall) Binding {
-	return Binding{Name: SearchGlobal, Call: func(ctx context.Context, _ string, args []byte) ([]byte, error) {
-		return search(ctx, args)
+	return Binding{Name: SearchGlobal, Call: func(ctx context.Context, _ string, args []byte) (Answer, error) {
+		found, err := search(ctx, args)
+		return Answer{Value: found}, err
 	}}
 }
 
-// setupSearch adds the global tools with its method search.
-func (ex *execution) setupSearch() error {
+// setupTools adds the global tools: its method cut, and search when the
+// execution has one.
+func (ex *execution) setupTools() error {
 	vm := ex.vm
-	b := searchBinding(ex.search)
 	obj := vm.NewObject()
-	if err := defineMethod(vm, obj, "search", 2, func(call goja.FunctionCall) goja.Value {
-		args := ex.searchArguments(call.Argument(0), call.Argument(1))
-		ex.countCall()
-		return ex.queueCall(b, "search", "search", args)
+	if err := defineMethod(vm, obj, "cut", 1, func(call goja.FunctionCall) goja.Value {
+		if o, ok := call.Argument(0).(*goja.Object); ok {
+			if rec, ok := ex.cuts[o]; ok {
+				return rec
+			}
+		}
+		return goja.Undefined()
 	}); err != nil {
 		return err
+	}
+	if ex.search != nil {
+		b := searchBinding(ex.search)
+		if err := defineMethod(vm, obj, "search", 2, func(call goja.FunctionCall) goja.Value {
+			args := ex.searchArguments(call.Argument(0), call.Argument(1))
+			ex.countCall()
+			return ex.queueCall(b, "search", "search", args)
+		}); err != nil {
+			return err
+		}
 	}
 	if err := defineMethod(vm, obj, "toString", 0, func(goja.FunctionCall) goja.Value {
 		return vm.ToValue("[tools]")
@@ -89,6 +103,23 @@ func (ex *execution) setupSearch() error {
 		return err
 	}
 	return vm.GlobalObject().DefineDataProperty(SearchGlobal, obj, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+}
+
+// noteCut keeps the record of a value its backend cut, for tools.cut. A
+// value that is not an object or array (a cut text) has its note in it.
+func (ex *execution) noteCut(v goja.Value, record []byte) {
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return
+	}
+	rec, err := ex.parseJSON(record)
+	if err != nil {
+		return
+	}
+	if ex.cuts == nil {
+		ex.cuts = make(map[*goja.Object]goja.Value)
+	}
+	ex.cuts[o] = rec
 }
 
 // searchArguments checks the arguments of tools.search where the code

@@ -36,9 +36,13 @@ func TestCatalogSearch(t *testing.T) {
 	if c.Len() != 4 {
 		t.Fatalf("indexed %d tools, want 4", c.Len())
 	}
-	found, err := c.Search("weather forecast for a city", 2, nil)
+	m, err := c.Search("weather forecast for a city", 2, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	found := m.Found
+	if m.Of != 4 || m.Matched < len(found) {
+		t.Errorf("%d of %d match, %d found", m.Matched, m.Of, len(found))
 	}
 	if len(found) == 0 || found[0].Backend != "weather" || found[0].Tool != "get-forecast" || found[0].Identifier != "get_forecast" {
 		t.Fatalf("best match: %+v", found)
@@ -55,11 +59,11 @@ func TestCatalogSearch(t *testing.T) {
 	}
 
 	// Argument names and descriptions count.
-	if found, _ := c.Search("product id", 1, nil); len(found) != 1 || found[0].Tool != "create_order" {
-		t.Errorf("search by argument: %+v", found)
+	if m, _ := c.Search("product id", 1, nil); len(m.Found) != 1 || m.Found[0].Tool != "create_order" {
+		t.Errorf("search by argument: %+v", m)
 	}
-	if found, _ := c.Search("zebra", 5, nil); len(found) != 0 {
-		t.Errorf("search of an unknown word: %+v", found)
+	if m, _ := c.Search("zebra", 5, nil); len(m.Found) != 0 || m.Matched != 0 {
+		t.Errorf("search of an unknown word: %+v", m)
 	}
 
 	// A view leaves tools out, and names the others as it does.
@@ -68,12 +72,12 @@ func TestCatalogSearch(t *testing.T) {
 		NewBackendAPI(APIBackend{Name: "shop"}),
 		backends[2],
 	}
-	found, err = c.Search("weather forecast stations order", 5, view)
+	m, err = c.Search("weather forecast stations order", 5, view)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(found) != 1 || found[0].Tool != "list_stations" {
-		t.Errorf("search in a view: %+v", found)
+	if len(m.Found) != 1 || m.Found[0].Tool != "list_stations" || m.Of != 1 {
+		t.Errorf("search in a view: %+v", m)
 	}
 	if _, err := c.Search("x", 1, view[:1]); err == nil {
 		t.Error("a view of the wrong length was taken")
@@ -86,11 +90,11 @@ func TestCatalogSearchSameNames(t *testing.T) {
 	full := NewBackendAPI(APIBackend{Name: "b", Tools: tools})
 	scoped := NewBackendAPI(APIBackend{Name: "b", Tools: tools[:1]})
 	c := NewCatalog([]*BackendAPI{full})
-	if found, _ := c.Search("weather", 5, nil); len(found) != 2 || found[1].Identifier != "t_2" {
-		t.Errorf("full view: %+v", found)
+	if m, _ := c.Search("weather", 5, nil); len(m.Found) != 2 || m.Found[1].Identifier != "t_2" {
+		t.Errorf("full view: %+v", m)
 	}
-	if found, _ := c.Search("weather", 5, []*BackendAPI{scoped}); len(found) != 1 || found[0].Identifier != "t" {
-		t.Errorf("scoped view: %+v", found)
+	if m, _ := c.Search("weather", 5, []*BackendAPI{scoped}); len(m.Found) != 1 || m.Found[0].Identifier != "t" {
+		t.Errorf("scoped view: %+v", m)
 	}
 }
 
@@ -121,13 +125,14 @@ func TestCheckSearch(t *testing.T) {
 
 func TestSearchAnswer(t *testing.T) {
 	c := NewCatalog(weatherBackends())
-	found, _ := c.Search("order weather forecast", 3, nil)
+	m, _ := c.Search("order weather forecast", 3, nil)
+	found := m.Found
 	if len(found) != 3 {
 		t.Fatalf("found %d", len(found))
 	}
-	text := SearchAnswer("order weather forecast", found, 1<<20)
-	for _, want := range []string{`3 tools match "order weather forecast"`, "- weather.get_forecast (the backend tool \"get-forecast\"): Get the weather forecast for a city.",
-		"- shop.create_order: Create an order", "```ts\n", "declare const weather: {", "declare const shop: {", "type WeatherGetForecastOutput"} {
+	text := SearchAnswer("order weather forecast", m, 1<<20)
+	for _, want := range []string{fmt.Sprintf(`%d of 4 tools match "order weather forecast"`, m.Matched), "- weather.get_forecast (the backend tool \"get-forecast\")\n",
+		"- shop.create_order\n", "Cities are English names.", "```ts\n", "declare const weather: {", "declare const shop: {", "type WeatherGetForecastOutput"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("answer lacks %q:\n%s", want, text)
 		}
@@ -136,34 +141,64 @@ func TestSearchAnswer(t *testing.T) {
 		t.Errorf("a backend declared twice:\n%s", text)
 	}
 	// A budget too small for two: the first is declared, the rest named.
-	small := SearchAnswer("q", found, 1)
+	// Each description once: in the declaration.
+	if n := strings.Count(text, "Get the weather forecast for a city."); n != 1 {
+		t.Errorf("a description written %d times:\n%s", n, text)
+	}
+	small := SearchAnswer("q", m, 1)
 	if strings.Count(small, "not declared below") != 2 || !strings.Contains(small, found[0].Identifier+"(") {
 		t.Errorf("answer within a budget of 1 byte:\n%s", small)
 	}
-	if none := SearchAnswer("zebra", nil, 100); !strings.Contains(none, `No tool matches "zebra"`) {
+	if none := SearchAnswer("zebra", Matches{Of: 4}, 100); !strings.Contains(none, `No tool of 4 matches "zebra"`) {
 		t.Errorf("answer without matches: %s", none)
 	}
 }
 
 func TestSearchDescription(t *testing.T) {
-	text := NewAPI(weatherBackends()).SearchDescription(Limits{}.withDefaults(), "search")
-	for _, want := range []string{"Call the search tool", "weather: 2 tools", "Cities are English names.", "get_forecast, list_stations",
-		"shop: 2 tools", "create_order, refund_order", "down: unavailable right now (connection refused)", "await tools.search(query, limit?)"} {
+	t.Parallel()
+	l := Limits{}.withDefaults()
+	text := NewAPI(weatherBackends()).SearchDescription(l, "search", DefaultMaxDescription)
+	for _, want := range []string{"call the search tool once", "For each step of the task", "- weather: 2 tools: get_forecast, list_stations\n",
+		"- shop: 2 tools: create_order, refund_order\n", "- down: unavailable right now (connection refused)", "await tools.search(query)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("description lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "declare const") {
-		t.Errorf("description declares tools:\n%s", text)
+	if strings.Contains(text, "declare const") || strings.Contains(text, "Cities are English names.") {
+		t.Errorf("description declares tools or holds instructions (the search answers hold them):\n%s", text)
 	}
-	// Thousands of tools: the names stop at the budget.
-	tools := make([]APITool, 3000)
-	for i := range tools {
-		tools[i] = APITool{Name: fmt.Sprintf("tool_number_%d", i)}
+	if len(text) > DefaultMaxDescription {
+		t.Errorf("description of %d bytes, past %d", len(text), DefaultMaxDescription)
 	}
-	big := NewAPI([]*BackendAPI{NewBackendAPI(APIBackend{Name: "big", Tools: tools})}).SearchDescription(Limits{}.withDefaults(), "search")
-	if len(big) > searchNamesBudget+4<<10 || !strings.Contains(big, "more (search finds them)") {
-		t.Errorf("description of 3000 tools: %d bytes, ends %q", len(big), big[len(big)-100:])
+	// Thousands of tools in three backends: each backend has its count
+	// and a share of the names, within the bound.
+	var backends []*BackendAPI
+	for _, name := range []string{"big", "bigger", "biggest"} {
+		tools := make([]APITool, 3000)
+		for i := range tools {
+			tools[i] = APITool{Name: fmt.Sprintf("%s_tool_number_%d", name, i)}
+		}
+		backends = append(backends, NewBackendAPI(APIBackend{Name: name, Tools: tools}))
+	}
+	for _, max := range []int{MinMaxDescription, DefaultMaxDescription, 8 << 10} {
+		big := NewAPI(backends).SearchDescription(l, "search", max)
+		for _, want := range []string{"- big: 3000 tools: big_tool_number_0", "- bigger: 3000 tools", "- biggest: 3000 tools", "more\n"} {
+			if !strings.Contains(big, want) {
+				t.Errorf("description within %d lacks %q:\n%s", max, want, big)
+			}
+		}
+		if len(big) > max || len(big) < max-200 {
+			t.Errorf("description of 9000 tools within %d: %d bytes", max, len(big))
+		}
+	}
+	// More backends than fit: the rest are counted.
+	backends = nil
+	for i := range 200 {
+		backends = append(backends, NewBackendAPI(APIBackend{Name: fmt.Sprintf("backend_number_%d", i), Tools: []APITool{{Name: "t"}}}))
+	}
+	many := NewAPI(backends).SearchDescription(l, "search", MinMaxDescription)
+	if len(many) > MinMaxDescription || !strings.HasSuffix(many, " more backends") {
+		t.Errorf("200 backends within %d: %d bytes, ending %q", MinMaxDescription, len(many), many[max(0, len(many)-80):])
 	}
 }
 
@@ -175,7 +210,8 @@ func fakeSearch(c *Catalog, calls *atomic.Int32) SearchFunc {
 		if query == "fail please" {
 			return nil, &ToolError{Message: "the index is gone"}
 		}
-		return c.Search(query, limit, nil)
+		m, err := c.Search(query, limit, nil)
+		return m.Found, err
 	}
 }
 
@@ -224,7 +260,7 @@ func TestSandboxToolsSearch(t *testing.T) {
 	wantValue(t, runs(`const [a, b] = await Promise.all([tools.search("create order", 1), tools.search("stations", 1)]); return [a[0].tool, b[0].tool]`),
 		`["create_order","list_stations"]`)
 	// Not offered, it is not there.
-	wantValue(t, r.Run(context.Background(), `return typeof tools`, nil), `"undefined"`)
+	wantValue(t, r.Run(context.Background(), `return [typeof tools, typeof tools.search, typeof tools.cut]`, nil), `["object","undefined","function"]`)
 }
 
 // The host checks a search's arguments again: a worker may send anything.
@@ -303,19 +339,19 @@ func BenchmarkCatalog(b *testing.B) {
 	b.Run("search", func(b *testing.B) {
 		var size int
 		for b.Loop() {
-			found, err := c.Search("list the open issues of a repository", DefaultSearchLimit, nil)
-			if err != nil || len(found) == 0 {
-				b.Fatal(err, len(found))
+			m, err := c.Search("list the open issues of a repository", DefaultSearchLimit, nil)
+			if err != nil || len(m.Found) == 0 {
+				b.Fatal(err, len(m.Found))
 			}
-			size = len(SearchAnswer("list the open issues of a repository", found, 32<<10))
+			size = len(SearchAnswer("list the open issues of a repository", m, 32<<10))
 		}
 		b.ReportMetric(float64(size), "answer_bytes")
 	})
 	b.Run("search-in-a-view", func(b *testing.B) {
 		view := []*BackendAPI{NewBackendAPI(APIBackend{Name: "github", Tools: toolsOf(backends[0])[:500]})}
 		for b.Loop() {
-			if found, err := c.Search("delete a webhook", DefaultSearchLimit, view); err != nil || len(found) == 0 {
-				b.Fatal(err, len(found))
+			if m, err := c.Search("delete a webhook", DefaultSearchLimit, view); err != nil || len(m.Found) == 0 {
+				b.Fatal(err, len(m.Found))
 			}
 		}
 	})
@@ -330,29 +366,34 @@ func toolsOf(a *BackendAPI) []APITool {
 	return tools
 }
 
-// Auto discovery switches to search once the declarations pass the
-// bound: at exactly their size it still declares them.
+// Auto discovery switches to search once the whole description passes
+// max_description, or the declarations max_declarations: at exactly their
+// size it still declares them.
 func TestDescribeSwitchesAtTheThreshold(t *testing.T) {
+	t.Parallel()
 	api := NewAPI(weatherBackends())
 	l := Limits{}.withDefaults()
-	size := len(api.Declarations())
+	whole, decls := len(api.Description(l)), len(api.Declarations())
 	for _, tc := range []struct {
-		mode   string
-		max    int
-		search bool
+		mode        string
+		text, decls int
+		search      bool
 	}{
-		{DiscoveryAuto, size, false},
-		{DiscoveryAuto, size - 1, true},
-		{DiscoveryAuto, size + 1, false},
-		{DiscoveryAll, 0, false},
-		{DiscoverySearch, 1 << 30, true},
+		{DiscoveryAuto, whole, decls, false},
+		{DiscoveryAuto, whole - 1, decls, true},
+		{DiscoveryAuto, whole, decls - 1, true},
+		{DiscoveryAuto, whole + 1, decls + 1, false},
+		{DiscoveryAuto, DefaultMaxDescription, DefaultMaxDeclarations, whole > DefaultMaxDescription},
+		{DiscoveryAll, 0, 0, false},
+		{DiscoverySearch, 1 << 30, 1 << 30, true},
 	} {
-		text, search := api.Describe(l, tc.mode, tc.max, "search")
+		d := Discovery{Mode: tc.mode, MaxDescription: tc.text, MaxDeclarations: tc.decls, SearchTool: "search"}
+		text, search := api.Describe(l, d)
 		if search != tc.search {
-			t.Errorf("%s with max_declarations %d (declarations %d bytes): search %v", tc.mode, tc.max, size, search)
+			t.Errorf("%s within %d and %d (the description is %d bytes, its declarations %d): search %v", tc.mode, tc.text, tc.decls, whole, decls, search)
 		}
-		if want := api.Description(l); !search && text != want || search && text != api.SearchDescription(l, "search") {
-			t.Errorf("%s with max_declarations %d: the text is not the mode's", tc.mode, tc.max)
+		if want := api.Description(l); !search && text != want || search && text != api.SearchDescription(l, "search", tc.text) {
+			t.Errorf("%s within %d and %d: the text is not the mode's", tc.mode, tc.text, tc.decls)
 		}
 	}
 }

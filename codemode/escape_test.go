@@ -60,8 +60,8 @@ func runEscapes(t *testing.T, cases []escapeCase) {
 				}
 			}
 			b := &echoBackend{}
-			down := Binding{Name: "later", Unavailable: "connection refused", Call: func(context.Context, string, []byte) ([]byte, error) {
-				return nil, errors.New("unavailable: connection refused")
+			down := Binding{Name: "later", Unavailable: "connection refused", Call: func(context.Context, string, []byte) (Answer, error) {
+				return Answer{}, errors.New("unavailable: connection refused")
 			}}
 			l.MaxConcurrent = 1
 			r := newRunner(l)
@@ -815,8 +815,8 @@ keep(Array.from({length: 2}), Array.from({[Symbol.iterator]: function* () { yiel
 globalThis.seen = seen;
 return seen.length`
 	b := &echoBackend{}
-	down := Binding{Name: "later", Unavailable: "down", Call: func(context.Context, string, []byte) ([]byte, error) {
-		return nil, &ToolError{Message: "down"}
+	down := Binding{Name: "later", Unavailable: "down", Call: func(context.Context, string, []byte) (Answer, error) {
+		return Answer{}, &ToolError{Message: "down"}
 	}}
 	s, err := prepare(code)
 	if err != nil {

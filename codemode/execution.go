@@ -23,8 +23,11 @@ type execution struct {
 	limits   Limits
 	script   *script
 	bindings []Binding
-	search   searchCall // behind tools.search; nil leaves tools undefined
+	search   searchCall // behind tools.search; nil leaves it undefined
 	vm       *goja.Runtime
+	// cuts are the values their backends cut, with the records that
+	// tools.cut gives.
+	cuts map[*goja.Object]goja.Value
 
 	// jobs carries work for the execution's goroutine: settling a binding
 	// call's promise, running a timer. Senders give up once done is closed.

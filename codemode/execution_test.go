@@ -15,10 +15,10 @@ func TestAbandonedExecution(t *testing.T) {
 	release := make(chan struct{})
 	returned := make(chan struct{})
 	stuck := Binding{Name: "api", Tools: map[string]string{"hang": "hang"},
-		Call: func(context.Context, string, []byte) ([]byte, error) {
+		Call: func(context.Context, string, []byte) (Answer, error) {
 			defer close(returned)
 			<-release
-			return []byte(`1`), nil
+			return Answer{Value: []byte(`1`)}, nil
 		}}
 	t.Cleanup(func() {
 		close(release)
@@ -36,9 +36,9 @@ func TestAbandonedExecution(t *testing.T) {
 // while it waits on binding calls is a TimeoutError that names them,
 // whether the call's failure or the interrupt ends the code first.
 func TestTimeoutNamesTheCallsWaitedFor(t *testing.T) {
-	hang := func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+	hang := func(ctx context.Context, _ string, _ []byte) (Answer, error) {
 		<-ctx.Done()
-		return nil, ctx.Err()
+		return Answer{}, ctx.Err()
 	}
 	b := Binding{Name: "api", Tools: map[string]string{"hang": "hang", "other": "other"}, Call: hang}
 	for _, code := range []string{

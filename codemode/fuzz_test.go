@@ -140,15 +140,15 @@ func fuzzBinding() Binding {
 	return Binding{
 		Name:  "api",
 		Tools: map[string]string{"echo": "echo", "fail": "fail", "slow": "slow", "get_weather": "get-weather"},
-		Call: func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+		Call: func(ctx context.Context, tool string, args []byte) (Answer, error) {
 			switch tool {
 			case "fail":
-				return nil, &ToolError{Message: "the backend says no"}
+				return Answer{}, &ToolError{Message: "the backend says no"}
 			case "slow":
 				<-ctx.Done()
-				return nil, ctx.Err()
+				return Answer{}, ctx.Err()
 			}
-			return []byte(fmt.Sprintf(`{"tool":%q,"args":%s}`, tool, args)), nil
+			return Answer{Value: []byte(fmt.Sprintf(`{"tool":%q,"args":%s}`, tool, args))}, nil
 		},
 	}
 }
@@ -220,8 +220,8 @@ func FuzzSandboxCode(f *testing.F) {
 	r := NewRunner(limits)
 	healthRunner := NewRunner(Limits{Timeout: 5 * time.Second})
 	bindings := []Binding{fuzzBinding(), {Name: "down", Tools: map[string]string{}, Unavailable: "connection refused",
-		Call: func(context.Context, string, []byte) ([]byte, error) {
-			return nil, fmt.Errorf("connection refused")
+		Call: func(context.Context, string, []byte) (Answer, error) {
+			return Answer{}, fmt.Errorf("connection refused")
 		}}}
 	kinds := map[string]bool{KindSyntax: true, KindException: true, KindTimeout: true, KindLimit: true,
 		KindMemory: true, KindStack: true, KindBusy: true}

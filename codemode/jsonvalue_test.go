@@ -256,12 +256,12 @@ func TestParsedValuesInTheSandbox(t *testing.T) {
 		"huge":      `[1e400]`,
 		"trailing":  `{} {}`,
 	}
-	b := Binding{Name: "api", Tools: map[string]string{"get": "get"}, Call: func(_ context.Context, _ string, args []byte) ([]byte, error) {
+	b := Binding{Name: "api", Tools: map[string]string{"get": "get"}, Call: func(_ context.Context, _ string, args []byte) (Answer, error) {
 		var a struct{ Which string }
 		if err := json.Unmarshal(args, &a); err != nil {
-			return nil, err
+			return Answer{}, err
 		}
-		return []byte(answers[a.Which]), nil
+		return Answer{Value: []byte(answers[a.Which])}, nil
 	}}
 	res := run(t, Limits{}, `
 const out = [];

@@ -27,14 +27,24 @@ type Binding struct {
 	// that is neither throws one naming the closest tools.
 	Hidden map[string]string
 	// Call calls a tool with the arguments as JSON text and returns the
-	// tool's value as JSON text. A *ToolError becomes an Error thrown in the
-	// code with the backend's message.
-	Call func(ctx context.Context, tool string, args []byte) ([]byte, error)
+	// tool's answer. A *ToolError becomes an Error thrown in the code with
+	// the backend's message.
+	Call func(ctx context.Context, tool string, args []byte) (Answer, error)
 	// Unavailable, when set, says why the backend's tools are not known
 	// (it is down). The global then turns any method the code calls into
 	// a call of the tool of that name, so a backend that comes back during
 	// the run can be used, and one that stays down fails with its reason.
 	Unavailable string
+}
+
+// Answer is a tool's result as the code receives it.
+type Answer struct {
+	// Value is the result as JSON text.
+	Value json.RawMessage
+	// Cut, when the backend cut the result to its size bound, is its
+	// record of what it left out, a JSON object: tools.cut(value) gives
+	// it to the code. nil when the result is whole.
+	Cut json.RawMessage
 }
 
 // Limits bound one execution. Zero values take the defaults.

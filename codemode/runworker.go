@@ -241,7 +241,7 @@ func allows(b Binding, tool string) bool {
 
 // call calls a backend for the worker and sends the answer back.
 func (x *workerRun) call(ctx context.Context, b Binding, m *message) {
-	out, err := b.Call(ctx, m.Tool, m.Payload)
+	ans, err := b.Call(ctx, m.Tool, m.Payload)
 	ret := &message{Type: msgReturn, Exec: x.exec, Call: m.Call}
 	var te *ToolError
 	switch {
@@ -255,7 +255,7 @@ func (x *workerRun) call(ctx context.Context, b Binding, m *message) {
 			ret.ErrorKind = "canceled"
 		}
 	default:
-		ret.Payload = out
+		ret.Payload, ret.Cut = ans.Value, ans.Cut
 	}
 	if m.Alone {
 		// The code runs on at once: its next call may come soon.

@@ -26,7 +26,7 @@ func (e *echoBackend) binding(name string) Binding {
 	return Binding{
 		Name:  name,
 		Tools: map[string]string{"echo": "echo", "fail": "fail", "get_weather": "get-weather"},
-		Call: func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+		Call: func(ctx context.Context, tool string, args []byte) (Answer, error) {
 			e.calls.Add(1)
 			n := e.running.Add(1)
 			defer e.running.Add(-1)
@@ -39,12 +39,12 @@ func (e *echoBackend) binding(name string) Binding {
 			select {
 			case <-time.After(e.delay):
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return Answer{}, ctx.Err()
 			}
 			if tool == "fail" {
-				return nil, &ToolError{Message: "the backend says no"}
+				return Answer{}, &ToolError{Message: "the backend says no"}
 			}
-			return []byte(fmt.Sprintf(`{"tool":%q,"args":%s}`, tool, args)), nil
+			return Answer{Value: []byte(fmt.Sprintf(`{"tool":%q,"args":%s}`, tool, args))}, nil
 		},
 	}
 }
@@ -233,7 +233,7 @@ return {
 		if err := json.Unmarshal(res.Value, &names); err != nil {
 			t.Fatal(res.Text)
 		}
-		allowed := map[string]bool{"api": true, "console": true, "setTimeout": true, "clearTimeout": true, "globalThis": true,
+		allowed := map[string]bool{"api": true, "tools": true, "console": true, "setTimeout": true, "clearTimeout": true, "globalThis": true,
 			"decodeURI": true, "decodeURIComponent": true, "encodeURI": true, "encodeURIComponent": true, "escape": true,
 			"unescape": true, "eval": true, "undefined": true, "isFinite": true, "isNaN": true, "parseFloat": true, "parseInt": true}
 		for _, n := range names {
@@ -338,10 +338,10 @@ func TestBusy(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	started := make(chan struct{})
-	b := Binding{Name: "api", Tools: map[string]string{"wait": "wait"}, Call: func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+	b := Binding{Name: "api", Tools: map[string]string{"wait": "wait"}, Call: func(ctx context.Context, _ string, _ []byte) (Answer, error) {
 		close(started)
 		time.Sleep(200 * time.Millisecond)
-		return []byte(`1`), nil
+		return Answer{Value: []byte(`1`)}, nil
 	}}
 	go func() {
 		defer wg.Done()
@@ -390,12 +390,12 @@ func TestErrorIsAnError(t *testing.T) {
 
 func TestUnavailableBackend(t *testing.T) {
 	var got []string
-	b := Binding{Name: "later", Unavailable: "connection refused", Call: func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+	b := Binding{Name: "later", Unavailable: "connection refused", Call: func(ctx context.Context, tool string, args []byte) (Answer, error) {
 		got = append(got, tool+string(args))
 		if tool == "up" {
-			return []byte(`"back"`), nil
+			return Answer{Value: []byte(`"back"`)}, nil
 		}
-		return nil, errors.New("unavailable: connection refused")
+		return Answer{}, errors.New("unavailable: connection refused")
 	}}
 	// Turning it into a string, awaiting or logging it calls no tool.
 	res := run(t, Limits{}, `let m; try { await later.down({}) } catch (e) { m = e.message }

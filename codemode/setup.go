@@ -32,10 +32,7 @@ func (ex *execution) setup() error {
 			return err
 		}
 	}
-	if ex.search != nil {
-		return ex.setupSearch()
-	}
-	return nil
+	return ex.setupTools()
 }
 
 // prime does what setup does before the code and its bindings are known:

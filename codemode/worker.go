@@ -181,7 +181,10 @@ func (c *workerConn) run(m *message) {
 	var search searchCall
 	if m.Search {
 		ask := c.caller(m.Exec, msgSearch, 0)
-		search = func(ctx context.Context, args []byte) ([]byte, error) { return ask(ctx, "search", args) }
+		search = func(ctx context.Context, args []byte) ([]byte, error) {
+			ans, err := ask(ctx, "search", args)
+			return ans.Value, err
+		}
 	}
 	res := r.run(ctx, string(m.Payload), bindings, search)
 	// A slot still held is an execution's goroutine still running: stuck
@@ -205,8 +208,8 @@ const workerStuckGrace = 200 * time.Millisecond
 
 // caller is a binding's Call in a worker: a request to Caddy, which calls
 // the backend (a message of type msgCall) or searches (msgSearch).
-func (c *workerConn) caller(exec uint64, typ string, backend int) func(ctx context.Context, tool string, args []byte) ([]byte, error) {
-	return func(ctx context.Context, tool string, args []byte) ([]byte, error) {
+func (c *workerConn) caller(exec uint64, typ string, backend int) func(ctx context.Context, tool string, args []byte) (Answer, error) {
+	return func(ctx context.Context, tool string, args []byte) (Answer, error) {
 		id := c.nextCall.Add(1)
 		ch := make(chan *message, 1)
 		c.mu.Lock()
@@ -218,7 +221,7 @@ func (c *workerConn) caller(exec uint64, typ string, backend int) func(ctx conte
 			c.mu.Unlock()
 		}()
 		if err := ctx.Err(); err != nil {
-			return nil, err // the execution is over: nothing to ask Caddy
+			return Answer{}, err // the execution is over: nothing to ask Caddy
 		}
 		alone := ctx.Value(aloneKey{}) != nil
 		if alone {
@@ -226,23 +229,23 @@ func (c *workerConn) caller(exec uint64, typ string, backend int) func(ctx conte
 		}
 		if err := c.w.write(&message{Type: typ, Exec: exec, Call: id, Backend: backend, Tool: tool, Payload: args,
 			Alone: alone}); err != nil {
-			return nil, err
+			return Answer{}, err
 		}
 		select {
 		case r := <-ch:
 			switch {
 			case r.ToolFailed:
-				return nil, &ToolError{Message: r.Error}
+				return Answer{}, &ToolError{Message: r.Error}
 			case r.ErrorKind == "deadline":
-				return nil, fmt.Errorf("%s: %w", r.Error, context.DeadlineExceeded)
+				return Answer{}, fmt.Errorf("%s: %w", r.Error, context.DeadlineExceeded)
 			case r.ErrorKind == "canceled":
-				return nil, fmt.Errorf("%s: %w", r.Error, context.Canceled)
+				return Answer{}, fmt.Errorf("%s: %w", r.Error, context.Canceled)
 			case r.Error != "":
-				return nil, errors.New(r.Error)
+				return Answer{}, errors.New(r.Error)
 			}
-			return r.Payload, nil
+			return Answer{Value: r.Payload, Cut: r.Cut}, nil
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return Answer{}, ctx.Err()
 		}
 	}
 }

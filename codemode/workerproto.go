@@ -66,6 +66,8 @@ type message struct {
 	// error result.
 	Error      string `json:"error,omitempty"`
 	ToolFailed bool   `json:"tool_failed,omitempty"`
+	// Cut is the record of a value its backend cut (Answer.Cut).
+	Cut json.RawMessage `json:"cut,omitempty"`
 	// ErrorKind tells Error's cause where the code sees it:
 	// "deadline" or "canceled".
 	ErrorKind string `json:"error_kind,omitempty"`

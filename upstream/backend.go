@@ -221,8 +221,9 @@ func (b *Backend) Tools(ctx context.Context, wait time.Time) ([]RemoteTool, erro
 
 // Call calls a tool and returns its value as JSON: the structured content
 // if there is one, else the text parsed as JSON if it is JSON, else the
-// text. A tool's own error comes back as *BackendError.
-func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+// text; and the backend's record of a cut, if it cut the result. A tool's
+// own error comes back as *BackendError.
+func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (Answer, error) {
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > b.cfg.Timeout {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.cfg.Timeout)
@@ -237,7 +238,7 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 	for attempt := 0; ; attempt++ {
 		cn, err := b.connected(ctx)
 		if err != nil {
-			return nil, err
+			return Answer{}, err
 		}
 		state.retry()
 		req := mcp.CallToolRequest{}
@@ -252,7 +253,7 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 			return valueOf(res)
 		}
 		if bound := state.broken(); bound != nil {
-			return nil, bound
+			return Answer{}, bound
 		}
 		refused := eraRefused(err, state, cn.ProtocolVersion())
 		if ctx.Err() == nil && (refused || staleSession(err, state) || unreachable(err)) {
@@ -270,19 +271,19 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 			if attempt < 3 && cn.since.Before(refusedAt) {
 				continue
 			}
-			return nil, fmt.Errorf("unavailable: %w", cleanMCPError(err))
+			return Answer{}, fmt.Errorf("unavailable: %w", cleanMCPError(err))
 		}
 		// The answer was to come on the event stream, which ended.
 		if lost := b.streamLost(cn); lost != nil {
-			return nil, fmt.Errorf("unavailable: %w", lost)
+			return Answer{}, fmt.Errorf("unavailable: %w", lost)
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("no answer within %s: %w", b.cfg.Timeout, ctx.Err())
+			return Answer{}, fmt.Errorf("no answer within %s: %w", b.cfg.Timeout, ctx.Err())
 		}
 		if unknownTool(err) {
 			b.askRefresh()
 		}
-		return nil, cleanMCPError(err)
+		return Answer{}, cleanMCPError(err)
 	}
 }
 

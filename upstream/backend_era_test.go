@@ -17,7 +17,8 @@ func callEra(t *testing.T, b *Backend, want string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	got, err := b.Call(ctx, "era", json.RawMessage(`{"text":"hi"}`))
+	ans, err := b.Call(ctx, "era", json.RawMessage(`{"text":"hi"}`))
+	got := ans.Value
 	if err != nil {
 		t.Fatalf("calling era (%s): %v", want, err)
 	}

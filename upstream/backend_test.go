@@ -265,9 +265,9 @@ func TestCallAgainOnStaleSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			rb.forget()
-			out, err := b.Call(context.Background(), "charge", json.RawMessage(`{}`))
-			if err != nil || string(out) != `"done"` {
-				t.Fatalf("after the restart: %s, %v", out, err)
+			ans, err := b.Call(context.Background(), "charge", json.RawMessage(`{}`))
+			if err != nil || string(ans.Value) != `"done"` {
+				t.Fatalf("after the restart: %s, %v", ans.Value, err)
 			}
 			// 3, or 4 when a connection made in the background just before
 			// the restart was refused too.
@@ -346,9 +346,9 @@ func TestCallGivesStructuredContentAsSent(t *testing.T) {
 	}})
 	b := connectedBackend(t, BackendConfig{URL: rb.url()})
 	for tool, want := range map[string]string{"echo": sc, "charge": `[1,2]`} {
-		got, err := b.Call(context.Background(), tool, json.RawMessage(`{}`))
-		if err != nil || string(got) != want {
-			t.Errorf("%s: %s, %v; want %s", tool, got, err, want)
+		ans, err := b.Call(context.Background(), tool, json.RawMessage(`{}`))
+		if err != nil || string(ans.Value) != want {
+			t.Errorf("%s: %s, %v; want %s", tool, ans.Value, err, want)
 		}
 	}
 }

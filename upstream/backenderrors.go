@@ -25,39 +25,74 @@ type BackendError struct{ Message string }
 
 func (e *BackendError) Error() string { return e.Message }
 
-// valueOf turns a tool result the client parsed into the value the code
+// Answer is a tool's result as the code receives it.
+type Answer struct {
+	// Value is the result as JSON (see Backend.Call).
+	Value json.RawMessage
+	// Cut is the backend's record of what it left out of a result cut to
+	// its max_result_size (the Cut under CutMetaKey), as JSON; nil when
+	// the result is whole.
+	Cut json.RawMessage
+}
+
+// valueOf turns a tool result the client parsed into the answer the code
 // receives.
-func valueOf(res *mcp.CallToolResult) (json.RawMessage, error) {
+func valueOf(res *mcp.CallToolResult) (Answer, error) {
 	r, err := resultFrom(res)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	return r.value()
 }
 
-// value is the value the code receives: the structured content if there
+// value is the answer the code receives: the structured content if there
 // is one, else the content if it is not all text, else the text parsed as
-// JSON if it is JSON, else the text. A tool's own error comes back as
-// *BackendError.
-func (r toolResult) value() (json.RawMessage, error) {
+// JSON if it is JSON, else the text. The text of a result its backend cut
+// is read without the note after it, so that cut JSON is still a value.
+// A tool's own error comes back as *BackendError.
+func (r toolResult) value() (Answer, error) {
 	if r.isError {
 		msg := strings.Join(r.texts, "\n")
 		if msg == "" {
 			msg = "the tool failed and gave no message"
 		}
-		return nil, &BackendError{Message: msg}
+		return Answer{}, &BackendError{Message: msg}
 	}
-	if r.structured != nil {
-		return r.structured, nil
+	a := Answer{Cut: r.cut}
+	var err error
+	switch {
+	case r.structured != nil:
+		a.Value = r.structured
+	case r.content != nil:
+		a.Value, err = json.Marshal(r.content)
+	default:
+		text := strings.Join(r.texts, "\n")
+		if t := strings.TrimSpace(text); t != "" && json.Valid([]byte(t)) {
+			a.Value = json.RawMessage(t)
+		} else if kept := cutJSONText(text, r.cut != nil); kept != nil {
+			a.Value = kept
+		} else {
+			// Text, cut or not: a cut one ends with its note.
+			a.Value, err = json.Marshal(text)
+		}
 	}
-	if r.content != nil {
-		return json.Marshal(r.content)
+	return a, err
+}
+
+// cutJSONText is the JSON of a text its backend cut, without the note
+// after it; nil when the text is not cut JSON.
+func cutJSONText(text string, cut bool) json.RawMessage {
+	if !cut {
+		return nil
 	}
-	text := strings.Join(r.texts, "\n")
-	if t := strings.TrimSpace(text); t != "" && json.Valid([]byte(t)) {
-		return json.RawMessage(t), nil
+	at := strings.LastIndex(text, noteSep+notePrefix)
+	if at < 0 {
+		return nil
 	}
-	return json.Marshal(text)
+	if kept := strings.TrimSpace(text[:at]); kept != "" && json.Valid([]byte(kept)) {
+		return json.RawMessage(kept)
+	}
+	return nil
 }
 
 // staleSession reports a request the backend refused because it no longer

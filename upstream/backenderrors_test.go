@@ -380,7 +380,8 @@ func TestValueOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := valueOf(tt.res)
+			ans, err := valueOf(tt.res)
+			got := ans.Value
 			if tt.wantErr != "" {
 				var be *BackendError
 				if !errors.As(err, &be) || be.Message != tt.wantErr {
@@ -393,6 +394,90 @@ func TestValueOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A result its backend cut reaches the code as the shortened value, with
+// the backend's record beside it: the note after cut JSON text is not
+// part of the value. Without the record, text is read as it comes.
+func TestValueOfCutResult(t *testing.T) {
+	t.Parallel()
+	orders := make([]map[string]any, 40)
+	for i := range orders {
+		orders[i] = map[string]any{"id": i, "note": strings.Repeat("x", 50)}
+	}
+	whole, _ := json.Marshal(orders)
+	for _, tc := range []struct {
+		name      string
+		shape     Shaping
+		structure bool
+		want      string // the value's JSON kind: array or string
+	}{
+		{"JSON text", Shaping{MaxSize: 1024}, false, "array"},
+		{"JSON text, summary text", Shaping{MaxSize: 1024, SummaryText: true}, false, "array"},
+		{"structured content", Shaping{MaxSize: 1024}, true, "array"},
+		{"plain text", Shaping{MaxSize: 1024}, false, "string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			text := string(whole)
+			if tc.want == "string" {
+				text = strings.Repeat("plain words ", 200)
+			}
+			res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}
+			if tc.structure {
+				res.StructuredContent = json.RawMessage(whole)
+			}
+			res = tc.shape.apply(Target{}, 200, res, tc.want != "string")
+			ans, err := valueOf(roundTrip(t, res))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ans.Cut == nil {
+				t.Fatalf("no cut record: %s", ans.Value)
+			}
+			var rec Cut
+			if err := json.Unmarshal(ans.Cut, &rec); err != nil || rec.Limit != 1024 || rec.Size == 0 {
+				t.Errorf("record %s (%v)", ans.Cut, err)
+			}
+			var v any
+			if err := json.Unmarshal(ans.Value, &v); err != nil {
+				t.Fatalf("value %.200s: %v", ans.Value, err)
+			}
+			switch v := v.(type) {
+			case []any:
+				if tc.want != "array" || len(v) == 0 || len(v) >= len(orders) {
+					t.Errorf("an array of %d items, want %s", len(v), tc.want)
+				}
+			case string:
+				if tc.want != "string" || !strings.Contains(v, noteSep+notePrefix) || !strings.HasPrefix(text, v[:strings.Index(v, noteSep)]) {
+					t.Errorf("the string %.100q, want %s", v, tc.want)
+				}
+			default:
+				t.Errorf("value %T", v)
+			}
+		})
+	}
+	// Text that looks like a note, from a backend that cut nothing, stays
+	// as it came.
+	note := "[1,2]" + noteSep + notePrefix + "1 bytes]"
+	ans, err := valueOf(&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(note)}})
+	if want, _ := json.Marshal(note); err != nil || string(ans.Value) != string(want) || ans.Cut != nil {
+		t.Errorf("uncut text: %s %s, %v", ans.Value, ans.Cut, err)
+	}
+}
+
+// roundTrip is res as a client reads it off the wire.
+func roundTrip(t *testing.T, res *mcp.CallToolResult) *mcp.CallToolResult {
+	t.Helper()
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := mcp.ParseCallToolResult((*json.RawMessage)(&b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // BenchmarkValueOf: the value of a result whose structured content is a

@@ -110,9 +110,9 @@ func TestSSEBackend(t *testing.T) {
 				return b.conn != nil && b.conn != before
 			})
 		}
-		out, err := b.Call(context.Background(), "echo", json.RawMessage(`{"word":"hi"}`))
-		if err != nil || string(out) != `"echo hi"` {
-			t.Fatalf("%s: %s, %v", event, out, err)
+		ans, err := b.Call(context.Background(), "echo", json.RawMessage(`{"word":"hi"}`))
+		if err != nil || string(ans.Value) != `"echo hi"` {
+			t.Fatalf("%s: %s, %v", event, ans.Value, err)
 		}
 	}
 }

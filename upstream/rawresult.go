@@ -67,6 +67,7 @@ type toolResult struct {
 	content    []mcp.Content // when there is content other than text
 	isError    bool
 	structured json.RawMessage // nil when absent or null
+	cut        json.RawMessage // the backend's record of a cut (CutMetaKey)
 }
 
 // resultOf reads a result's bytes as the client would, or reports false
@@ -95,7 +96,26 @@ func resultOf(raw json.RawMessage) (toolResult, bool) {
 	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
 		res.structured = r.StructuredContent
 	}
+	res.cut = cutRecord(r.Meta)
 	return res, true
+}
+
+// cutRecord is the record of a cut in a result's _meta, as JSON: set by
+// a backend that is an mcp endpoint of this module with max_result_size.
+// It is kept only when it is an object.
+func cutRecord(meta *mcp.Meta) json.RawMessage {
+	if meta == nil {
+		return nil
+	}
+	rec, ok := meta.AdditionalFields[CutMetaKey].(map[string]any)
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // textItems decodes a content array afresh each time: a second "content"
@@ -140,7 +160,7 @@ func fits(num []byte) bool {
 
 // resultFrom is what Call reads of a result the client parsed.
 func resultFrom(res *mcp.CallToolResult) (toolResult, error) {
-	r := toolResult{isError: res.IsError}
+	r := toolResult{isError: res.IsError, cut: cutRecord(res.Meta)}
 	for _, c := range res.Content {
 		if tc, ok := c.(mcp.TextContent); ok {
 			r.texts = append(r.texts, tc.Text)

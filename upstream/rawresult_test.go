@@ -25,7 +25,8 @@ func clientValue(raw []byte) string {
 	return describeValue(valueOf(res))
 }
 
-func describeValue(v json.RawMessage, err error) string {
+func describeValue(a Answer, err error) string {
+	v := a.Value
 	var be *BackendError
 	switch {
 	case errors.As(err, &be):

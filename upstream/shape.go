@@ -165,8 +165,12 @@ func MetaWith(m *mcp.Meta, key string, v any) *mcp.Meta {
 	return m
 }
 
-// noteSep is between a cut text and its note.
-const noteSep = "\n\n"
+// noteSep is between a cut text and its note, which starts with
+// notePrefix.
+const (
+	noteSep    = "\n\n"
+	notePrefix = "[cut to max_result_size, "
+)
 
 // cutText cuts text to limit bytes with its note: structurally when it is
 // valid JSON (isJSON), else at a character boundary.
@@ -244,11 +248,11 @@ const maxNotePath = 60
 func (c *Cut) note(examples int) string {
 	var b strings.Builder
 	if c.Text {
-		fmt.Fprintf(&b, "[cut to max_result_size, %d bytes: the text is %d bytes; the first %d are shown, %d left out]",
+		fmt.Fprintf(&b, notePrefix+"%d bytes: the text is %d bytes; the first %d are shown, %d left out]",
 			c.Limit, c.Size, c.Kept, c.Size-c.Kept)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "[cut to max_result_size, %d bytes: the JSON is %d bytes, %d are shown", c.Limit, c.Size, c.Kept)
+	fmt.Fprintf(&b, notePrefix+"%d bytes: the JSON is %d bytes, %d are shown", c.Limit, c.Size, c.Kept)
 	if c.ArraysShortened > 0 {
 		fmt.Fprintf(&b, "; %d array items left out, from the end of %d %s", c.ItemsDropped, c.ArraysShortened, plural(c.ArraysShortened, "array", "arrays"))
 		list(&b, len(c.Arrays), c.ArraysShortened, examples, func(i int) string {

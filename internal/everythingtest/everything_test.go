@@ -387,6 +387,8 @@ http://:%[1]s {
 	}
 	codemode /code {
 		name everything-and-shop
+		# The clients read every declaration: past 2 KB, auto would offer search.
+		discovery all
 		backend everything %[3]s {
 			timeout 10s
 		}

@@ -60,6 +60,8 @@ http://:%[1]s {
 	}
 	codemode /code {
 		name eras
+		# The clients read every declaration: past 2 KB, auto would offer search.
+		discovery all
 		backend bin http://127.0.0.1:%[1]s/bin
 		backend modern %[3]s
 		backend legacy %[4]s
