@@ -456,7 +456,7 @@ func checkDeclarations(t *testing.T, s *session, realTools []mcp.Tool) {
 		"declare const everything: {",
 		"declare const shop: {",
 		// The real tools, typed from their schemas.
-		"* Echoes back the input string\n",
+		"/** Echoes back the input string */\n",
 		"echo(input: { /** Message to echo */ message: string }): Promise<unknown>;",
 		"* Returns the sum of two numbers\n",
 		`* Calls the backend tool "get-sum".`,
