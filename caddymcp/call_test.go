@@ -922,7 +922,7 @@ func TestLiveArgumentsKeepToTheirPlaces(t *testing.T) {
 
 // BenchmarkToolCall measures one tools/call through the handler to an
 // in-process upstream, in both protocol eras. mcp-go's own cost per call
-// is the floor (see README); everything above it is this plugin's.
+// is the floor (see CONTRIBUTING.md); everything above it is this plugin's.
 func BenchmarkToolCall(b *testing.B) {
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -197,7 +197,7 @@ func TestMirrorHeaderConfig(t *testing.T) {
 // browser's preflight is told it may send the header.
 func TestLiveMirroredHeaderRoutes(t *testing.T) {
 	eu, us := mcptest.StartHTTPBin(t), mcptest.StartHTTPBin(t)
-	// As the README shows it: the tools in a snippet, one mcp per route.
+	// As docs/mcp.md shows it: the tools in a snippet, one mcp per route.
 	loadCaddyfile(t, "", fmt.Sprintf(`(region_tools) {
 	tool items {
 		description "List the items of a region."

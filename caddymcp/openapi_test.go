@@ -687,7 +687,7 @@ func BenchmarkImportedToolCall(b *testing.B) {
 	}
 }
 
-// TestOpenAPIGitHubExample loads the README's example: a handful of
+// TestOpenAPIGitHubExample loads docs/openapi.md's example: a handful of
 // GitHub's operations by operationId, two renamed, one re-described.
 func TestOpenAPIGitHubExample(t *testing.T) {
 	h, err := loadMCPCaddyfile(t, `mcp {

@@ -154,7 +154,7 @@ func TestLiveRouteModeFailures(t *testing.T) {
 // request it proxied, at warn, when it aborts an answer (over
 // max_response_size, or an upstream that breaks off the body). Caddy
 // redacts the credential headers there (Authorization, Cookie,
-// Proxy-Authorization) but no other; the README says to put a route-mode
+// Proxy-Authorization) but no other; docs/mcp.md says to put a route-mode
 // secret in Authorization, or filter the log. This checks that the
 // recommended form keeps the secret out of the log.
 func TestLiveSecretsRouteModeAbortLog(t *testing.T) {

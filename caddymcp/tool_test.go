@@ -794,7 +794,7 @@ func TestLiveEmptySecretIsNamed(t *testing.T) {
 	}
 }
 
-// TestLiveFileSecretRotates shows what the README promises for secrets
+// TestLiveFileSecretRotates shows what docs/mcp.md promises for secrets
 // that rotate: a {file./path} placeholder in a header is read per call, so
 // a new token written to the file is sent from the next call on, without a
 // reload, and a trailing newline in the file is not sent.
