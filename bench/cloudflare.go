@@ -73,7 +73,7 @@ type cloudflareResult struct {
 	Workerd  string // workerd's version
 	Rounds   int
 	Round    time.Duration
-	Sides    []*sandboxSide // caddy-mcp process, caddy-mcp in_process, workerd
+	Sides    []*sandboxSide // caddy-mcp, then workerd
 	previous string         // the section of the last run, kept when workerd cannot run
 	Alone    *sandboxAlone
 }
@@ -103,8 +103,7 @@ func cloudflareRun(s *settings) (*cloudflareResult, error) {
 		return func(base, code string) (caller, error) { return codeSession(base+endpoint, code) }
 	}
 	sides := []*sandboxSide{
-		{Name: "caddy-mcp codemode, isolation process", launch: caddy, client: ours("/code")},
-		{Name: "caddy-mcp codemode, isolation in_process", launch: caddy, client: ours("/code_in")},
+		{Name: "caddy-mcp codemode", launch: caddy, client: ours("/code")},
 	}
 	var wd *sandboxSide
 	if reason == "" {
@@ -395,23 +394,17 @@ func compactJSON(text string) (string, error) {
 
 // cloudflareCaddy starts a Caddy whose shop tools answer from memory
 // (respond behind an mcp handler in route mode), whose slow tool waits in
-// the holder, and with two codemode endpoints over them: /code (isolation
-// process, the default) and /code_in (isolation in_process).
+// the holder, and a codemode endpoint over them, /code, with a warm pool
+// of two workers for the c=2 rounds.
 func cloudflareCaddy(s *settings, holdAddr string) (*server, string, error) {
 	addr := freeAddr()
-	codemode := func(path, isolation string) string {
-		workers := "" // a warm pool of two, for the c=2 rounds
-		if isolation == "process" {
-			workers = "\n\t\tworkers 2"
-		}
-		return fmt.Sprintf(`	codemode %s {
+	codemode := fmt.Sprintf(`	codemode /code {
 		backend shop http://%s/shop
 		backend slow http://%s/slow
-		isolation %s%s
+		workers 2
 		max_concurrent 64
 	}
-`, path, addr, addr, isolation, workers)
-	}
+`, addr, addr)
 	site := fmt.Sprintf(`	route /shop* {
 		mcp /shop {
 			tool get_order {
@@ -443,8 +436,7 @@ func cloudflareCaddy(s *settings, holdAddr string) (*server, string, error) {
 			arg ms string required "Milliseconds"
 		}
 	}
-%s%s`, "`"+cfOrder+"`", "`"+cfCustomer+"`", "`"+cfShipment+"`", holdAddr,
-		codemode("/code", "process"), codemode("/code_in", "in_process"))
+%s`, "`"+cfOrder+"`", "`"+cfCustomer+"`", "`"+cfShipment+"`", holdAddr, codemode)
 	file := filepath.Join(s.work, "cloudflare.Caddyfile")
 	text := caddyGlobal + fmt.Sprintf("http://%s {\n%s}\n", addr, site)
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {

@@ -107,7 +107,6 @@ func loadAuthorized(t *testing.T, extraGlobal, extra string) (*authtest.Server, 
 		}
 	}
 	codemode /code {
-		isolation in_process
 		backend shop http://127.0.0.1:{$LIVE_PORT}/mcp
 		authorization {
 			issuer %[1]s%[3]s

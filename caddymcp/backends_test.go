@@ -1043,15 +1043,9 @@ for (let i = 0; i < %d; i++) { const r = await api.echo({text}); n += r.text.len
 return n`, text, calls)
 	empty := fmt.Sprintf(`const text = "%s"; return 0`, text)
 
-	runners := map[string]func(b *testing.B) *codemode.Runner{
-		isolationInProcess: func(*testing.B) *codemode.Runner { return codemode.NewRunner(codemode.Limits{}) },
-		isolationProcess: func(b *testing.B) *codemode.Runner {
-			return codemode.NewProcessRunner(codemode.Limits{}, warmPool(b, 1))
-		},
-	}
-	for _, mode := range []string{isolationInProcess, isolationProcess} {
+	for _, mode := range []string{isolationProcess} {
 		b.Run(mode, func(b *testing.B) {
-			r := runners[mode](b)
+			r := codemode.NewProcessRunner(codemode.Limits{}, warmPool(b, 1))
 			if res := r.Run(ctx, code, []codemode.Binding{binding}); res.Err != nil || string(res.Value) != "50000" {
 				b.Fatalf("%v %s", res.Err, res.Value)
 			}

@@ -16,12 +16,6 @@ import (
 // callers holding them see and call it. A backend whose tool list is not
 // known takes any name, so the scopes are checked again on each call.
 func TestCodeModeBackendScopes(t *testing.T) {
-	for _, isolation := range []string{"in_process", "process"} {
-		t.Run(isolation, func(t *testing.T) { testCodeModeBackendScopes(t, isolation) })
-	}
-}
-
-func testCodeModeBackendScopes(t *testing.T, isolation string) {
 	as := authtest.New(t)
 	api, upstreamHits := countingUpstream(t)
 	loadCaddyfile(t, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
@@ -37,7 +31,6 @@ func testCodeModeBackendScopes(t *testing.T, isolation string) {
 		}
 	}
 	codemode /code {
-		isolation %[4]s
 		backend shop http://127.0.0.1:{$LIVE_PORT}/shop {
 			tool_scopes create_* refunds:write
 		}
@@ -50,7 +43,7 @@ func testCodeModeBackendScopes(t *testing.T, isolation string) {
 		}
 	}
 }
-`, api.URL, as.Issuer, mcptest.ClosedAddr(t), isolation))
+`, api.URL, as.Issuer, mcptest.ClosedAddr(t)))
 	resource := "http://" + liveAddr + "/code"
 	execute := func(t *testing.T, token, code string) (bool, string) {
 		t.Helper()
@@ -167,12 +160,12 @@ func TestBackendScopesConfig(t *testing.T) {
 }
 
 // A codemode backend's header lines may pass the caller's identity to the
-// backend, in either isolation: the placeholders of the MCP request reach
+// backend, from a worker process: the placeholders of the MCP request reach
 // the binding calls its code makes.
 func TestCodeModeBackendIdentity(t *testing.T) {
 	as := authtest.New(t)
 	bin := mcptest.StartHTTPBin(t)
-	for _, isolation := range []string{"in_process", "process"} {
+	for _, isolation := range []string{"process"} {
 		t.Run(isolation, func(t *testing.T) {
 			loadCaddyfile(t, "", fmt.Sprintf(`http://127.0.0.1:{$LIVE_PORT} {
 	mcp /shop {

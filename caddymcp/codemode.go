@@ -44,13 +44,9 @@ const coldStartWait = 2 * time.Second
 // Go with the configured headers; the code never sees them. Backends are
 // connected in the background and kept across config reloads.
 //
-// Executions run in worker processes of the same binary (isolation
-// process, the default): a worker is killed at its execution's timeout or
-// past max_memory, and whatever the code does, Caddy is untouched. With
-// isolation in_process the sandbox shares the Caddy process: every
-// built-in that could exhaust it is bounded, executions are interrupted at
-// their timeout, and a heap ceiling (max_memory) stops executions when the
-// process heap passes it. See the README.
+// Executions run in worker processes of the same binary: a worker is
+// killed at its execution's timeout or past max_memory, and whatever the
+// code does, Caddy is untouched. See the README.
 //
 // This handler sets these placeholders:
 //
@@ -113,16 +109,13 @@ type CodeMode struct {
 	// call gets a busy error. Default: 2 x GOMAXPROCS.
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
 
-	// Isolation is process (each execution in a worker process, killed at
-	// its timeout or past max_memory) or in_process (inside Caddy, guarded
-	// by hand, for systems that cannot start processes). Default: process.
+	// Isolation is process, the only one: each execution in a worker
+	// process, killed at its timeout or past max_memory. in_process is a
+	// config error that says why.
 	Isolation string `json:"isolation,omitempty"`
 
-	// MaxMemory, in process isolation, bounds the memory of one
-	// execution's worker process, in bytes: past it the worker is killed.
-	// Default: 256MiB. In in_process isolation, it is a ceiling on the
-	// process heap, watched while executions run; past it, running
-	// executions are stopped with a limit error. Default: 1GiB.
+	// MaxMemory bounds the memory of one execution's worker process, in
+	// bytes: past it the worker is killed. Default: 256MiB.
 	MaxMemory int64 `json:"max_memory,omitempty"`
 
 	// Workers is how many worker processes are kept running, in process

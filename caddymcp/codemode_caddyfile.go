@@ -45,7 +45,7 @@ func parseCodeMode(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		max_output      <size>
 //		max_code_size   <size>
 //		max_concurrent  <n>
-//		isolation       process|in_process
+//		isolation       process
 //		max_memory      <size>
 //		workers         <n>
 //		discovery       all|search|auto
@@ -98,8 +98,10 @@ func (cm *CodeMode) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = sizeArg(d, &cm.MaxMemory)
 		case "isolation":
 			err = oneArg(d, &cm.Isolation)
-			if err == nil && cm.Isolation != isolationProcess && cm.Isolation != isolationInProcess {
-				err = d.Errf("isolation %q: want %s or %s", cm.Isolation, isolationProcess, isolationInProcess)
+			if err == nil {
+				if why := checkIsolation(cm.Isolation); why != nil {
+					err = d.Err(why.Error())
+				}
 			}
 		case "workers":
 			err = countArg(d, &cm.Workers)

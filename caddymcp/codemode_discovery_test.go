@@ -161,7 +161,6 @@ func TestCodeModeDiscoveryLive(t *testing.T) {
 		}
 	}
 	codemode /code {
-		isolation in_process
 		%[3]s
 		backend shop http://127.0.0.1:{$LIVE_PORT}/shop {
 			tool_scopes create_* refunds:write

@@ -510,12 +510,12 @@ func TestCodeModeProvisionReportsConfigErrors(t *testing.T) {
 		{
 			name:    "unknown isolation",
 			json:    `{"isolation":"v8","backends":[{"name":"shop","url":"` + unreachableURL + `"}]}`,
-			wantErr: []string{`isolation "v8": want process or in_process`},
+			wantErr: []string{`isolation "v8": want process`},
 		},
 		{
-			name:    "workers in process",
-			json:    `{"isolation":"in_process","workers":2,"backends":[{"name":"shop","url":"` + unreachableURL + `"}]}`,
-			wantErr: []string{"workers: only with isolation process"},
+			name:    "in_process",
+			json:    `{"isolation":"in_process","backends":[{"name":"shop","url":"` + unreachableURL + `"}]}`,
+			wantErr: []string{"isolation in_process is no longer offered: inside Caddy, a Go stack overflow or a fatal out of memory in one execution would end every site"},
 		},
 		{
 			name:    "negative workers",
@@ -625,21 +625,6 @@ func TestCodeModeProvisionDefaults(t *testing.T) {
 	// Workers of the default pool: one per execution max_concurrent allows.
 	if cm.poolKey != fmt.Sprintf("%d/%d", 256<<20, 2*runtime.GOMAXPROCS(0)) {
 		t.Errorf("worker pool %q, want 256 MiB workers, max_concurrent of them", cm.poolKey)
-	}
-}
-
-// In process the sandbox keeps the first stage's ceiling on the heap, and
-// no worker pool is made.
-func TestCodeModeProvisionInProcessDefaults(t *testing.T) {
-	cm, _, err := loadCodeModeCaddyfile(t, "codemode {\n backend shop "+unreachableURL+"\n isolation in_process\n}")
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	if got := cm.runner.Limits().MaxMemory; got != 1<<30 {
-		t.Errorf("max_memory %d, want 1GiB", got)
-	}
-	if cm.poolKey != "" {
-		t.Errorf("worker pool %q in in_process isolation", cm.poolKey)
 	}
 }
 
@@ -966,72 +951,45 @@ func keepAliveClient(b *testing.B, clients int) *http.Client {
 
 // BenchmarkCodeModeOverHTTP: executions per second through a real Caddy,
 // from 8 clients posting tools/call of execute over HTTP, each execution
-// making one call of an mcp-go backend, with the code run in this process
-// and in worker processes, in the same run: 1,000 executions of each mode
-// per iteration (target: process mode at least 70% of in_process mode).
-// Both endpoints allow 8 executions at once; process mode keeps 8
-// workers. Read it on an otherwise idle machine: the kernel shares a busy
-// CPU per thread, and process mode, with nine processes, gets more of it.
+// making one call of an mcp-go backend, run in 8 warm workers. Read it on
+// an otherwise idle machine: the kernel shares a busy CPU per thread.
 func BenchmarkCodeModeOverHTTP(b *testing.B) {
-	const clients, rounds, perRound = 8, 10, 100
+	const clients, perIteration = 8, 1000
 	backend := echoMCPServer(b)
 	loadCaddyfile(b, quietCaddy, fmt.Sprintf(`http://:{$LIVE_PORT} {
-	codemode /in_process {
+	codemode /code {
 		backend api %[1]s
-		isolation in_process
-		max_concurrent %[2]d
-	}
-	codemode /process {
-		backend api %[1]s
-		isolation process
 		max_concurrent %[2]d
 	}
 }`, backend.URL, clients))
 	hc := keepAliveClient(b, clients)
-	modes := []string{isolationInProcess, isolationProcess}
-	for _, mode := range modes {
-		executions(b, hc, "/"+mode, clients, 4*clients) // warm up
-	}
+	executions(b, hc, "/code", clients, 4*clients) // warm up
 	waitWorkers(b, clients)
-	took := map[string]time.Duration{}
+	var took time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		// In short rounds, alternated and each mode first in turn, so
-		// that both see the same machine.
-		for round := range rounds {
-			for j := range modes {
-				mode := modes[(round+j)%len(modes)]
-				took[mode] += executions(b, hc, "/"+mode, clients, perRound)
-			}
-		}
+		took += executions(b, hc, "/code", clients, perIteration)
 	}
 	b.StopTimer()
-	rate := func(mode string) float64 { return float64(b.N*rounds*perRound) / took[mode].Seconds() }
-	b.ReportMetric(rate(isolationInProcess), "in_process-exec/s")
-	b.ReportMetric(rate(isolationProcess), "process-exec/s")
-	b.ReportMetric(rate(isolationProcess)/rate(isolationInProcess), "process/in_process")
+	b.ReportMetric(float64(b.N*perIteration)/took.Seconds(), "exec/s")
 }
 
 // BenchmarkCodeModeMemory: the resident memory of this process (a real
-// Caddy, its code mode handler and the backend) after executions run in
-// it, and after the same executions run in a pool of 4 warm workers, whose
-// own memory it reports too, per worker: all of it (VmRSS) and its private
-// part (RssAnon), which is what a worker adds to the machine (the rest is
-// the program's file pages, shared). process-RssAnon-added is what process
-// mode costs in all: Caddy's private memory and the workers' against
-// Caddy's in in_process mode.
+// Caddy, its code mode handler and the backend) serving executions in a
+// pool of 4 warm workers, and serving no code mode at all, and the
+// workers' own memory, per worker: all of it (VmRSS) and its private part
+// (RssAnon), which is what a worker adds to the machine (the rest is the
+// program's file pages, shared). codemode-RssAnon-added is what code mode
+// costs in all: Caddy's private memory and the workers'.
 func BenchmarkCodeModeMemory(b *testing.B) {
 	const workers = 4
 	backend := echoMCPServer(b)
-	site := func(isolation string) string {
-		return fmt.Sprintf(`http://:{$LIVE_PORT} {
+	site := fmt.Sprintf(`http://:{$LIVE_PORT} {
 	codemode /code {
 		backend api %s
-		isolation %s
 		max_concurrent %d
 	}
-}`, backend.URL, isolation, workers)
-	}
+}`, backend.URL, workers)
 	hc := keepAliveClient(b, workers)
 	// Each reading follows the same executions, then a collection that
 	// hands freed memory back.
@@ -1042,9 +1000,7 @@ func BenchmarkCodeModeMemory(b *testing.B) {
 	}
 	var without, with, worker [2]int64 // VmRSS, RssAnon
 	for i := 0; i < b.N; i++ {
-		// The pool first: executions in this process would leave it
-		// bigger for the reading with the pool.
-		loadCaddyfile(b, quietCaddy, site(isolationProcess))
+		loadCaddyfile(b, quietCaddy, site)
 		waitWorkers(b, workers)
 		// Executions that come while the pool is still filling start
 		// workers of their own, and the pool stops the extra ones after:
@@ -1059,19 +1015,22 @@ func BenchmarkCodeModeMemory(b *testing.B) {
 			worker[0] += m[0] / workers
 			worker[1] += m[1] / workers
 		}
-		loadCaddyfile(b, quietCaddy, site(isolationInProcess))
+		loadCaddyfile(b, quietCaddy, `http://:{$LIVE_PORT} {
+	respond "no code mode"
+}`)
 		waitWorkers(b, 0)
-		settled()
+		time.Sleep(100 * time.Millisecond)
+		debug.FreeOSMemory()
 		without = residentOf(b, os.Getpid())
 	}
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
-	b.ReportMetric(mib(without[0]), "caddy-in_process-VmRSS-MiB")
-	b.ReportMetric(mib(without[1]), "caddy-in_process-RssAnon-MiB")
-	b.ReportMetric(mib(with[0]), "caddy-process-VmRSS-MiB")
-	b.ReportMetric(mib(with[1]), "caddy-process-RssAnon-MiB")
+	b.ReportMetric(mib(without[0]), "caddy-without-VmRSS-MiB")
+	b.ReportMetric(mib(without[1]), "caddy-without-RssAnon-MiB")
+	b.ReportMetric(mib(with[0]), "caddy-VmRSS-MiB")
+	b.ReportMetric(mib(with[1]), "caddy-RssAnon-MiB")
 	b.ReportMetric(mib(worker[0]), "worker-VmRSS-MiB")
 	b.ReportMetric(mib(worker[1]), "worker-RssAnon-MiB")
-	b.ReportMetric(mib(with[1]+workers*worker[1]-without[1]), "process-RssAnon-added-MiB")
+	b.ReportMetric(mib(with[1]+workers*worker[1]-without[1]), "codemode-RssAnon-added-MiB")
 }
 
 // residentOf reads VmRSS and RssAnon of /proc/<pid>/status, in bytes.

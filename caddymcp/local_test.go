@@ -272,7 +272,6 @@ func TestLiveCodeModeLocalBackend(t *testing.T) {
 	codemode /code {
 		backend rest http://127.0.0.1:{$LIVE_PORT}/rest
 		backend other http://%s/mcp
-		isolation in_process
 	}
 }`, accessLog, bin, tools, otherAddr)
 	}

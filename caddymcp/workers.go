@@ -31,11 +31,20 @@ its standard input closes. It is not meant to be run by hand.`,
 	})
 }
 
-// Isolation modes of a codemode handler.
-const (
-	isolationProcess   = "process"
-	isolationInProcess = "in_process"
-)
+// isolationProcess is the isolation of every execution: a worker process.
+const isolationProcess = "process"
+
+// checkIsolation accepts process, and refuses in_process, which earlier
+// versions offered, saying why.
+func checkIsolation(isolation string) error {
+	switch isolation {
+	case "", isolationProcess:
+		return nil
+	case "in_process":
+		return fmt.Errorf("isolation in_process is no longer offered: inside Caddy, a Go stack overflow or a fatal out of memory in one execution would end every site the process serves; every execution runs in a worker process (isolation process, the default)")
+	}
+	return fmt.Errorf("isolation %q: want %s", isolation, isolationProcess)
+}
 
 // workerPools holds the worker pools of codemode handlers, by their
 // settings: a reload that keeps them keeps the workers.
@@ -104,7 +113,7 @@ func workerNotice(loggerNow func() *zap.Logger) func(event string, pid int, deta
 }
 
 // provisionRunner sets up where executions run: in workers of a pool kept
-// across reloads, or in this process.
+// across reloads.
 func (cm *CodeMode) provisionRunner() error {
 	limits := codemode.Limits{
 		Timeout:       time.Duration(cm.Timeout),
@@ -114,16 +123,8 @@ func (cm *CodeMode) provisionRunner() error {
 		MaxConcurrent: cm.MaxConcurrent,
 		MaxMemory:     cm.MaxMemory,
 	}
-	switch cm.Isolation {
-	case isolationInProcess:
-		if cm.Workers != 0 {
-			return fmt.Errorf("workers: only with isolation %s", isolationProcess)
-		}
-		cm.runner = codemode.NewRunner(limits)
-		return nil
-	case "", isolationProcess:
-	default:
-		return fmt.Errorf("isolation %q: want %s or %s", cm.Isolation, isolationProcess, isolationInProcess)
+	if err := checkIsolation(cm.Isolation); err != nil {
+		return err
 	}
 	maxMemory := cm.MaxMemory
 	if maxMemory == 0 {
