@@ -550,7 +550,7 @@ func TestAuthorizationResourceMetadata(t *testing.T) {
 
 // An endpoint serves its metadata itself when the request reaches it, as
 // with a matcher that is not a path (none, the whole site; or a named
-// matcher that adds the metadata path, as the README shows), and the
+// matcher that adds the metadata path, as docs/authorization.md shows), and the
 // configured resource is the one shown.
 func TestAuthorizationMetadataFromEndpoint(t *testing.T) {
 	as := authtest.New(t)
