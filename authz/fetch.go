@@ -3,14 +3,13 @@ package authz
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/boundedfetch"
 )
 
 const (
@@ -19,33 +18,27 @@ const (
 	fetchTimeout = 5 * time.Second
 	// maxDocument bounds what is read of a metadata document, a JWKS or an
 	// introspection answer.
-	maxDocument  = 1 << 20
-	maxRedirects = 3
+	maxDocument = 1 << 20
+	// maxRedirects is how many redirects a request follows.
+	maxRedirects = 2
 )
 
 // newHTTPClient returns the client for authorization servers: bounded in
-// time, and following redirects only to URLs that pass the same https rule
-// as the configuration.
-func newHTTPClient() *http.Client {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.ResponseHeaderTimeout = fetchTimeout
-	return &http.Client{
-		Transport: transport,
-		Timeout:   fetchTimeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= maxRedirects {
-				return fmt.Errorf("more than %d redirects", maxRedirects)
-			}
-			if err := checkServerURL(req.URL.String()); err != nil {
-				return fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)
-			}
-			return nil
-		},
-	}
+// time and size, through the proxy the environment names, and following
+// redirects only to URLs that pass the same https rule as the
+// configuration.
+func newHTTPClient() *boundedfetch.Client {
+	return boundedfetch.New(boundedfetch.Policy{
+		Timeout:      fetchTimeout,
+		MaxSize:      maxDocument,
+		MaxRedirects: maxRedirects,
+		Allow:        func(u *url.URL) error { return checkServerURL(u.String()) },
+		Proxy:        http.ProxyFromEnvironment,
+	})
 }
 
 // getJSON reads a JSON document at target into dst.
-func getJSON(ctx context.Context, client *http.Client, target string, dst any) error {
+func getJSON(ctx context.Context, client *boundedfetch.Client, target string, dst any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return err
@@ -57,7 +50,7 @@ func getJSON(ctx context.Context, client *http.Client, target string, dst any) e
 // postForm sends form to target, authenticated with HTTP Basic as RFC 6749
 // section 2.3.1 says (each part form-encoded first), and reads the JSON
 // answer into dst.
-func postForm(ctx context.Context, client *http.Client, target string, form url.Values, user, password string, dst any) error {
+func postForm(ctx context.Context, client *boundedfetch.Client, target string, form url.Values, user, password string, dst any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(form.Encode()))
 	if err != nil {
 		return err
@@ -68,38 +61,13 @@ func postForm(ctx context.Context, client *http.Client, target string, form url.
 	return doJSON(client, req, dst)
 }
 
-func doJSON(client *http.Client, req *http.Request, dst any) error {
-	ctx, cancel := context.WithTimeout(req.Context(), fetchTimeout)
-	defer cancel()
-	resp, err := client.Do(req.WithContext(ctx))
+func doJSON(client *boundedfetch.Client, req *http.Request, dst any) error {
+	body, err := client.Do(req)
 	if err != nil {
-		return timedOut(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
-	if err != nil {
-		return timedOut(fmt.Errorf("reading %s: %w", req.URL.Redacted(), err))
-	}
-	if len(body) > maxDocument {
-		return fmt.Errorf("%s: answer larger than %d bytes", req.URL.Redacted(), maxDocument)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: status %d", req.URL.Redacted(), resp.StatusCode)
+		return err
 	}
 	if err := json.Unmarshal(body, dst); err != nil {
-		return fmt.Errorf("%s: not a JSON document: %w", req.URL.Redacted(), err)
+		return fmt.Errorf("%s: not a JSON document: %w", boundedfetch.Shown(req.URL), err)
 	}
 	return nil
-}
-
-// timedOut says plainly that a request ran out of time. Three bounds of
-// fetchTimeout race (the request's context, the client's timeout and the
-// transport's wait for headers), and the first to end names itself its
-// own way: "context deadline exceeded" does not say "timeout".
-func timedOut(err error) error {
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("timeout: no answer within %s: %w", fetchTimeout, err)
-	}
-	return err
 }

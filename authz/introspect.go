@@ -3,11 +3,12 @@ package authz
 import (
 	"context"
 	"crypto/sha256"
-	"net/http"
 	"net/url"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/boundedfetch"
 )
 
 // maxIntrospections bounds the questions in flight to the introspection
@@ -23,7 +24,7 @@ type introspector struct {
 	endpoint Introspection
 	issuers  []string
 	ttl      time.Duration
-	client   *http.Client
+	client   *boundedfetch.Client
 	now      func() time.Time
 	answers  *answerCache[*introspection]
 
@@ -58,7 +59,7 @@ type introspection struct {
 	identity  *Identity
 }
 
-func newIntrospector(endpoint Introspection, issuers []string, ttl time.Duration, client *http.Client, now func() time.Time) *introspector {
+func newIntrospector(endpoint Introspection, issuers []string, ttl time.Duration, client *boundedfetch.Client, now func() time.Time) *introspector {
 	return &introspector{
 		endpoint: endpoint, issuers: issuers, ttl: ttl, client: client, now: now,
 		answers:  newAnswerCache[*introspection](),

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/caddy-mcp/caddy-mcp/internal/boundedfetch"
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 )
@@ -35,7 +35,7 @@ type keySource struct {
 	issuer  string // whose metadata names the JWKS; "" when jwksURL is fixed
 	jwksURL string // the configured jwks_url, or ""
 	ttl     time.Duration
-	client  *http.Client
+	client  *boundedfetch.Client
 	now     func() time.Time
 
 	mu        sync.Mutex
@@ -180,7 +180,7 @@ type serverMetadata struct {
 // A location that answers with an error status or no usable document
 // passes to the next; an unreachable server ends the search, since the
 // next location is on the same server.
-func discoverJWKS(ctx context.Context, client *http.Client, issuer string) (string, error) {
+func discoverJWKS(ctx context.Context, client *boundedfetch.Client, issuer string) (string, error) {
 	var failures []error
 	for _, location := range metadataLocations(issuer) {
 		var meta serverMetadata

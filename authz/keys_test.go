@@ -3,11 +3,8 @@ package authz
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -263,22 +260,5 @@ func TestRedirectToClearText(t *testing.T) {
 	_, err := v.Verify(context.Background(), sign(t, as.rsa, jwa.RS256(), claims(as, clock.Now(), nil)))
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "must be https://") {
 		t.Fatalf("error %v, want the redirect refused", err)
-	}
-}
-
-// Whichever of the three bounds of a fetch ends it first, the error says
-// it timed out; another error is left as it is.
-func TestTimedOutSaysSo(t *testing.T) {
-	for _, err := range []error{
-		fmt.Errorf("Get x: %w", context.DeadlineExceeded),
-		&url.Error{Op: "Get", URL: "x", Err: &net.DNSError{IsTimeout: true}},
-	} {
-		if got := timedOut(err); !strings.Contains(got.Error(), "timeout") || !errors.Is(got, err) {
-			t.Errorf("%v: %v", err, got)
-		}
-	}
-	other := errors.New("connection refused")
-	if got := timedOut(other); got != other {
-		t.Errorf("%v became %v", other, got)
 	}
 }

@@ -113,19 +113,18 @@ func TestFetchRefuses(t *testing.T) {
 	}
 	// The slow servers are cut off at 300ms; the rest get the whole
 	// timeout, so that 20 MB on a loaded machine is refused for its size.
-	quick := fetcher{timeout: 300 * time.Millisecond, maxSize: MaxFetchSize}
-	whole := fetcher{timeout: FetchTimeout, maxSize: MaxFetchSize}
+	const quick = 300 * time.Millisecond
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.handler != nil {
 				handler.Store(tt.handler)
 			}
-			f := whole
+			timeout := FetchTimeout
 			if strings.Contains(tt.want, "no whole answer") {
-				f = quick
+				timeout = quick
 			}
 			start := time.Now()
-			_, err := f.fetch(context.Background(), tt.url)
+			_, err := fetch(context.Background(), tt.url, timeout)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one with %q", err, tt.want)
 			}
