@@ -2,7 +2,6 @@ package caddymcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/search"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -58,11 +58,8 @@ func searchTool(execute string) mcp.Tool {
 // declares every tool, as mcp-go applies it to calls too.
 func (cm *CodeMode) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	query, limit, err := searchArguments(req.Params.Arguments)
-	if err == nil {
-		err = codemode.CheckSearch(query, limit)
-	}
-	if err != nil {
+	query, limit, problem := search.ParseArguments(req.Params.Arguments)
+	if err := codemode.SearchError(problem); err != nil {
 		cm.countSearch(outcomeInvalidArgs, time.Since(start))
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(err.Error())}}, nil
 	}
@@ -75,44 +72,6 @@ func (cm *CodeMode) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	text := codemode.SearchAnswer(query, found, int(min(cm.MaxDeclarations, math.MaxInt32)))
 	cm.countSearch("ok", time.Since(start))
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}, nil
-}
-
-// searchArguments reads {query, limit?} as the input schema says: a
-// misspelt or invented argument is refused, not dropped.
-func searchArguments(arguments any) (query string, limit int, err error) {
-	args, ok := arguments.(map[string]any)
-	if !ok {
-		return "", 0, fmt.Errorf(`the arguments must be an object: {"query": "what the tool should do", "limit"?: n}`)
-	}
-	for k := range args {
-		if k != "query" && k != "limit" {
-			return "", 0, fmt.Errorf(`unknown argument %q: search takes "query" and "limit"`, k)
-		}
-	}
-	query, ok = args["query"].(string)
-	if !ok {
-		return "", 0, fmt.Errorf(`the "query" argument is required: a string saying in a few words what the tool should do`)
-	}
-	limit = codemode.DefaultSearchLimit
-	if v, given := args["limit"]; given && v != nil {
-		var f float64
-		switch n := v.(type) {
-		case float64:
-			f = n
-		case json.Number:
-			f, err = n.Float64()
-		default:
-			err = fmt.Errorf("not a number")
-		}
-		if err != nil || f != math.Trunc(f) {
-			return "", 0, fmt.Errorf(`the "limit" argument must be an integer from 1 to %d`, codemode.MaxSearchLimit)
-		}
-		if f < 1 || f > codemode.MaxSearchLimit {
-			return "", 0, fmt.Errorf("limit %v is out of range: use 1 to %d (default %d)", f, codemode.MaxSearchLimit, codemode.DefaultSearchLimit)
-		}
-		limit = int(f)
-	}
-	return query, limit, nil
 }
 
 // searchFor is tools.search for an execution of the caller of ctx: the

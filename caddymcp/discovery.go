@@ -5,15 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/search"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
@@ -28,12 +27,6 @@ const (
 const (
 	searchToolsName = "search_tools"
 	callToolName    = "call_tool"
-)
-
-// search_tools' limit: its default and its largest value.
-const (
-	defaultSearchLimit = 5
-	maxSearchLimit     = 20
 )
 
 // discovery is the state of discovery search: every tool, in the order
@@ -122,7 +115,7 @@ func (h *Handler) searchToolsTool() mcp.Tool {
 			"If none fits, search again with other words.", h.Name, len(h.disc.tools)),
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"query":{"type":"string","minLength":1,"description":"What you want to do, in a few words, such as: list the open issues of a repository"},`+
-			`"limit":{"type":"integer","minimum":1,"maximum":20,"default":5,"description":"How many tools to return, best first"}},`+
+			`"limit":{"type":"integer","minimum":1,"maximum":`+strconv.Itoa(search.MaxLimit)+`,"default":`+strconv.Itoa(search.DefaultLimit)+`,"description":"How many tools to return, best first"}},`+
 			`"required":["query"],"additionalProperties":false}`))
 	if h.StructuredText == structuredTextSummary {
 		// For clients that read structuredContent: the answer is there,
@@ -241,24 +234,9 @@ func shownName(s string) string {
 // searchTools answers search_tools: the best-matching tools the caller
 // may call, with their schemas, as JSON text and structuredContent.
 func (h *Handler) searchTools(ctx context.Context, raw any) (*mcp.CallToolResult, string) {
-	args, err := metaArgs(searchToolsName, raw, "query", "limit")
-	if err != nil {
-		return upstream.ErrorResult(err.Error()), outcomeInvalidArgs
-	}
-	query, _ := args["query"].(string)
-	if strings.TrimSpace(query) == "" {
-		return upstream.ErrorResult(`search_tools: "query" must be a non-empty string: a few words of what you want to do, such as "list the open issues of a repository"`), outcomeInvalidArgs
-	}
-	if len(query) > codemode.MaxSearchQuery {
-		return upstream.ErrorResult(fmt.Sprintf(`search_tools: "query" is %d bytes; the limit is %d: use a few words`, len(query), codemode.MaxSearchQuery)), outcomeInvalidArgs
-	}
-	limit := defaultSearchLimit
-	if v, ok := args["limit"]; ok && v != nil {
-		n, ok := wholeNumber(v)
-		if !ok || n < 1 || n > maxSearchLimit {
-			return upstream.ErrorResult(fmt.Sprintf(`search_tools: "limit" must be an integer from 1 to %d`, maxSearchLimit)), outcomeInvalidArgs
-		}
-		limit = int(n)
+	query, limit, problem := search.ParseArguments(raw)
+	if problem != nil {
+		return upstream.ErrorResult(searchToolsError(problem)), outcomeInvalidArgs
 	}
 	var keep func(int) bool
 	if h.auth != nil && len(h.auth.toolScopes) > 0 {
@@ -326,28 +304,20 @@ type searchAnswer struct {
 	Note    string            `json:"note"`
 }
 
-// wholeNumber is a JSON number that is an integer, as a json.Number
-// (how arguments are decoded here) or a float64.
-func wholeNumber(v any) (int64, bool) {
-	var f float64
-	switch n := v.(type) {
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return i, true
-		}
-		var err error
-		if f, err = n.Float64(); err != nil {
-			return 0, false
-		}
-	case float64:
-		f = n
-	default:
-		return 0, false
+// searchToolsError words p, a problem with search_tools' arguments.
+func searchToolsError(p *search.Problem) string {
+	switch p.Fault {
+	case search.NotAnObject:
+		return searchToolsName + ": the arguments must be an object with query and limit"
+	case search.UnknownArgument:
+		return fmt.Sprintf("%s takes only query and limit, not %s", searchToolsName, shownName(p.Argument))
+	case search.QueryNotString, search.QueryEmpty:
+		return searchToolsName + `: "query" must be a non-empty string: a few words of what you want to do, such as "list the open issues of a repository"`
+	case search.QueryTooLong:
+		return fmt.Sprintf(`%s: "query" is %d bytes; the limit is %d: use a few words`, searchToolsName, p.QueryBytes, search.MaxQuery)
+	default: // the limit
+		return fmt.Sprintf(`%s: "limit" must be an integer from 1 to %d`, searchToolsName, search.MaxLimit)
 	}
-	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, false
-	}
-	return int64(f), true
 }
 
 // callToolTarget reads call_tool's arguments: the tool to call and its

@@ -14,6 +14,7 @@ import (
 
 	"github.com/caddy-mcp/caddy-mcp/internal/authtest"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
+	"github.com/caddy-mcp/caddy-mcp/search"
 )
 
 // callThrough calls tool through call_tool.
@@ -211,8 +212,8 @@ func TestLiveDiscoverySearch(t *testing.T) {
 				if i := slices.Index(found.names(), "create"); i < 0 || i > 2 {
 					t.Errorf("create is not in the top 3: %v", found.names())
 				}
-				if len(found.Tools) != defaultSearchLimit {
-					t.Errorf("%d tools, want the default %d", len(found.Tools), defaultSearchLimit)
+				if len(found.Tools) != search.DefaultLimit {
+					t.Errorf("%d tools, want the default %d", len(found.Tools), search.DefaultLimit)
 				}
 				for _, tool := range found.Tools {
 					if tool.Name == "create" {

@@ -2,23 +2,25 @@ package codemode
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/caddy-mcp/caddy-mcp/search"
 )
 
-// Bounds of one search, the same for the search tool and tools.search.
+// Bounds of one search, the same for the search tool and tools.search:
+// those of search.ParseArguments.
 const (
 	// DefaultSearchLimit is how many matches a search without a limit
 	// returns.
-	DefaultSearchLimit = 5
+	DefaultSearchLimit = search.DefaultLimit
 	// MaxSearchLimit is the largest limit a search takes: each match
 	// brings its declarations, output type included.
-	MaxSearchLimit = 20
+	MaxSearchLimit = search.MaxLimit
 	// MaxSearchQuery bounds a query, in bytes: a few words do; a pasted
 	// document is a mistake.
-	MaxSearchQuery = 1 << 10
+	MaxSearchQuery = search.MaxQuery
 )
 
 // Found is one backend tool a search found, as the code and the model get
@@ -47,15 +49,31 @@ type Matches struct {
 // CheckSearch returns an error, worded for the model, when query or limit
 // are out of bounds.
 func CheckSearch(query string, limit int) error {
-	switch {
-	case strings.TrimSpace(query) == "":
-		return fmt.Errorf("the query is empty: say in a few words what the tool should do")
-	case len(query) > MaxSearchQuery:
-		return fmt.Errorf("the query is %d bytes; the limit is %d: use a few words", len(query), MaxSearchQuery)
-	case limit < 1 || limit > MaxSearchLimit:
-		return fmt.Errorf("limit %d is out of range: use 1 to %d (default %d)", limit, MaxSearchLimit, DefaultSearchLimit)
+	return SearchError(search.Check(query, limit))
+}
+
+// SearchError words p, a problem with the arguments of the search tool
+// or tools.search, for the model; nil for none.
+func SearchError(p *search.Problem) error {
+	if p == nil {
+		return nil
 	}
-	return nil
+	switch p.Fault {
+	case search.NotAnObject:
+		return errors.New(`the arguments must be an object: {"query": "what the tool should do", "limit"?: n}`)
+	case search.UnknownArgument:
+		return fmt.Errorf(`unknown argument %q: search takes "query" and "limit"`, p.Argument)
+	case search.QueryNotString:
+		return errors.New(`the "query" argument is required: a string saying in a few words what the tool should do`)
+	case search.QueryEmpty:
+		return errors.New("the query is empty: say in a few words what the tool should do")
+	case search.QueryTooLong:
+		return fmt.Errorf("the query is %d bytes; the limit is %d: use a few words", p.QueryBytes, MaxSearchQuery)
+	case search.LimitNotInteger:
+		return fmt.Errorf(`the "limit" argument must be an integer from 1 to %d`, MaxSearchLimit)
+	default:
+		return fmt.Errorf("limit %s is out of range: use 1 to %d (default %d)", p.Limit, MaxSearchLimit, DefaultSearchLimit)
+	}
 }
 
 // Catalog is a search index over the tools of backends. A host builds it

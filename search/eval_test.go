@@ -26,11 +26,6 @@ import (
 // evalTargets are the figures the index must reach on the dev split.
 var evalTargets = evalFigures{ndcg5: 0.60, bothTop10: 0.60, recall5: 0.85}
 
-// maxEvalQuery is codemode.MaxSearchQuery (an import of codemode here
-// would be a cycle): search_tools refuses a longer query, and the scorer
-// counts the refusal as an empty answer.
-const maxEvalQuery = 1 << 10
-
 // evalCatalog is one dataset's catalog and queries.
 type evalCatalog struct {
 	tools   []Tool            // as the endpoint indexes them, sorted by name
@@ -158,7 +153,7 @@ type searcher func(query string, limit int) []string
 func indexSearcher(c *evalCatalog) searcher {
 	ix := New(c.tools)
 	return func(query string, limit int) []string {
-		if len(query) > maxEvalQuery || strings.TrimSpace(query) == "" {
+		if checkQuery(query) != nil { // refused: the scorer counts it an empty answer
 			return nil
 		}
 		matches, _ := ix.Search(query, limit, nil)
