@@ -19,8 +19,9 @@ const (
 	// maxDocument bounds what is read of a metadata document, a JWKS or an
 	// introspection answer.
 	maxDocument = 1 << 20
-	// maxRedirects is how many redirects a request follows.
-	maxRedirects = 2
+	// maxRedirects is how many redirects a request follows, as
+	// docs/authorization.md says.
+	maxRedirects = 3
 )
 
 // newHTTPClient returns the client for authorization servers: bounded in
