@@ -135,11 +135,12 @@ func TestJqRunaway(t *testing.T) {
 			if tt.want == "" && !strings.Contains(text, "the tool's timeout ended") && !strings.Contains(text, "memory grew by more than 256 MiB") {
 				t.Fatalf("got %.200q, want the timeout or the memory bound", text)
 			}
-			// The deadline is checked between steps of the filter; one step
-			// (growing a large array) and the GC after it take a while on a
-			// machine that is busy with other work.
-			if took > timeout+3*time.Second {
-				t.Errorf("took %v with a timeout of %v", took, timeout)
+			// The error above says the timeout or the memory bound ended
+			// the filter. This bound only stops a filter that never ends:
+			// the deadline is checked between steps, and one step (growing
+			// a large array) and the GC after it are slow on a busy machine.
+			if took > 20*timeout {
+				t.Errorf("took %v with a timeout of %v: the filter did not end", took, timeout)
 			}
 			runtime.GC()
 			var after runtime.MemStats

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,11 +37,16 @@ func attrOf(s tracetest.SpanStub, key string) string {
 }
 
 func TestClientDoTracesTheRequest(t *testing.T) {
-	var got atomic.Value // the traceparent the upstream received last
+	var got sync.Map // path -> the traceparent the upstream received last
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.Store(r.Header.Get("Traceparent"))
+		got.Store(r.URL.Path, r.Header.Get("Traceparent"))
 		if r.URL.Path == "/slow" {
-			time.Sleep(200 * time.Millisecond)
+			// No answer before the client gives up (the minute is a hang
+			// guard).
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Minute):
+			}
 		}
 		if r.URL.Path == "/fail" {
 			w.WriteHeader(http.StatusBadGateway)
@@ -50,6 +55,7 @@ func TestClientDoTracesTheRequest(t *testing.T) {
 	defer api.Close()
 	c := NewClient()
 	defer c.Close()
+	received := func(path string) any { v, _ := got.Load(path); return v }
 
 	for _, tt := range []struct {
 		path, status, errorType string
@@ -86,21 +92,22 @@ func TestClientDoTracesTheRequest(t *testing.T) {
 				}
 			}
 			if tt.errorType != "timeout" {
-				if want := fmt.Sprintf("00-%s-%s-01", s.SpanContext.TraceID(), s.SpanContext.SpanID()); got.Load() != want {
-					t.Errorf("the upstream received traceparent %q, want %q", got.Load(), want)
+				if want := fmt.Sprintf("00-%s-%s-01", s.SpanContext.TraceID(), s.SpanContext.SpanID()); received(tt.path) != want {
+					t.Errorf("the upstream received traceparent %q, want %q", received(tt.path), want)
 				}
 			}
 		})
 	}
 
 	t.Run("untraced", func(t *testing.T) {
-		time.Sleep(250 * time.Millisecond) // the slow request's handler is done
-		req, _ := http.NewRequest(http.MethodGet, api.URL+"/ok", nil)
+		// A path of its own: what an earlier request sent cannot be
+		// mistaken for this one's.
+		req, _ := http.NewRequest(http.MethodGet, api.URL+"/untraced", nil)
 		if _, err := c.Do(req, 1<<20); err != nil {
 			t.Fatal(err)
 		}
-		if got.Load() != "" {
-			t.Errorf("an untraced request sent traceparent %q", got.Load())
+		if sent, ok := got.Load("/untraced"); !ok || sent != "" {
+			t.Errorf("an untraced request sent traceparent %q (received: %v)", sent, ok)
 		}
 	})
 }
