@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/caddy-mcp/caddy-mcp/codemode/declarations"
 )
 
 // APITool is one backend tool as the backend's tools/list describes it.
@@ -43,40 +45,40 @@ type BackendAPI struct {
 	tools       map[string]string // identifier in the sandbox -> backend tool name
 	hidden      map[string]string // identifier -> why the caller may not call it
 	byTool      map[string]int    // backend tool name -> its index in decl.Tools
-	collisions  []Collision
-	decl        BackendDecl
+	collisions  []declarations.Collision
+	decl        declarations.Backend
 }
 
 // NewBackendAPI names the tools of one backend (see AssignNames).
 func NewBackendAPI(b APIBackend) *BackendAPI {
 	if b.Unavailable != "" {
-		return &BackendAPI{name: b.Name, unavailable: b.Unavailable, decl: BackendDecl{Name: b.Name,
+		return &BackendAPI{name: b.Name, unavailable: b.Unavailable, decl: declarations.Backend{Name: b.Name,
 			Description: "unavailable right now (" + b.Unavailable + "); calls to it fail until it is back"}}
 	}
 	names := make([]string, len(b.Tools))
 	for i, t := range b.Tools {
 		names[i] = t.Name
 	}
-	idents, collisions := AssignNames(names)
+	idents, collisions := declarations.AssignNames(names)
 	a := &BackendAPI{
 		name:       b.Name,
 		tools:      make(map[string]string, len(b.Tools)),
 		byTool:     make(map[string]int, len(b.Tools)),
 		collisions: collisions,
-		decl:       BackendDecl{Name: b.Name, Instructions: b.Instructions, Tools: make([]ToolDecl, len(b.Tools))},
+		decl:       declarations.Backend{Name: b.Name, Instructions: b.Instructions, Tools: make([]declarations.Tool, len(b.Tools))},
 	}
 	for i, t := range b.Tools {
 		a.tools[idents[i]] = t.Name
 		if _, dup := a.byTool[t.Name]; !dup {
 			a.byTool[t.Name] = i
 		}
-		a.decl.Tools[i] = ToolDecl{
+		a.decl.Tools[i] = declarations.Tool{
 			Name: t.Name, Ident: idents[i], Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		}
 	}
 	for name, reason := range b.Hidden {
-		if ident := SanitizeIdentifier(name); a.tools[ident] == "" {
+		if ident := declarations.SanitizeIdentifier(name); a.tools[ident] == "" {
 			if a.hidden == nil {
 				a.hidden = make(map[string]string, len(b.Hidden))
 			}
@@ -91,7 +93,7 @@ func NewBackendAPI(b APIBackend) *BackendAPI {
 func (a *BackendAPI) Tools() map[string]string { return a.tools }
 
 // Collisions are the tools renamed because their sanitized name was taken.
-func (a *BackendAPI) Collisions() []Collision { return a.collisions }
+func (a *BackendAPI) Collisions() []declarations.Collision { return a.collisions }
 
 // Binding is the backend's global for one execution, whose methods call
 // call with the backend's tool name.
@@ -113,11 +115,11 @@ func NewAPI(backends []*BackendAPI) *API {
 // Declarations renders the TypeScript declarations of the backends (see
 // the function Declarations).
 func (a *API) Declarations() string {
-	decls := make([]BackendDecl, len(a.backends))
+	decls := make([]declarations.Backend, len(a.backends))
 	for i, b := range a.backends {
 		decls[i] = b.decl
 	}
-	return Declarations(decls)
+	return declarations.Render(decls)
 }
 
 // Description is the text a model reads before it writes code: the rules

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/codemode/declarations"
 )
 
 // TestNewBackendAPI: the identifiers the declarations show are the ones
@@ -29,23 +31,22 @@ func TestNewBackendAPI(t *testing.T) {
 	if got := api.Tools(); !reflect.DeepEqual(got, wantTools) {
 		t.Errorf("tools %v, want %v", got, wantTools)
 	}
-	wantCollisions := []Collision{{Tool: "get_x", Sanitized: "get_x", Assigned: "get_x_2"}, {Tool: "get.x", Sanitized: "get_x", Assigned: "get_x_3"}}
+	wantCollisions := []declarations.Collision{{Tool: "get_x", Sanitized: "get_x", Assigned: "get_x_2"}, {Tool: "get.x", Sanitized: "get_x", Assigned: "get_x_3"}}
 	if got := api.Collisions(); !reflect.DeepEqual(got, wantCollisions) {
 		t.Errorf("collisions %v, want %v", got, wantCollisions)
 	}
 
 	decls := NewAPI([]*BackendAPI{api}).Declarations()
 	// The same text as the tools named one by one with AssignNames.
-	idents, _ := AssignNames([]string{"get-x", "get_x", "delete", "get.x"})
-	byHand := BackendDecl{Name: "shop", Instructions: "Use ids."}
+	idents, _ := declarations.AssignNames([]string{"get-x", "get_x", "delete", "get.x"})
+	byHand := declarations.Backend{Name: "shop", Instructions: "Use ids."}
 	for i, tool := range tools {
-		byHand.Tools = append(byHand.Tools, ToolDecl{Name: tool.Name, Ident: idents[i], Description: tool.Description,
+		byHand.Tools = append(byHand.Tools, declarations.Tool{Name: tool.Name, Ident: idents[i], Description: tool.Description,
 			InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
 	}
-	if want := Declarations([]BackendDecl{byHand}); decls != want {
+	if want := declarations.Render([]declarations.Backend{byHand}); decls != want {
 		t.Errorf("declarations:\n%s\nwant:\n%s", decls, want)
 	}
-	checkTypeScript(t, decls)
 
 	var mu sync.Mutex
 	var called []string
@@ -121,7 +122,7 @@ func TestAPIDescription(t *testing.T) {
 		"declare const weather: {};\n" +
 		"```"
 	if got := NewAPI([]*BackendAPI{shop, weather}).Description(l); got != want {
-		t.Errorf("description:\n%s\nwant:\n%s\nfirst difference: %s", got, want, firstDifference(want, got))
+		t.Errorf("description:\n%s\nwant:\n%s", got, want)
 	}
 
 	// With no backend the example still names a global.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/caddy-mcp/caddy-mcp/codemode/declarations"
 	"github.com/caddy-mcp/caddy-mcp/search"
 )
 
@@ -34,7 +35,7 @@ type Found struct {
 	// global with this one method, and its output type.
 	Declaration string `json:"declaration"`
 
-	decl         ToolDecl
+	decl         declarations.Tool
 	instructions string // its backend's
 }
 
@@ -145,8 +146,8 @@ func (c *Catalog) Search(query string, limit int, view []*BackendAPI) (Matches, 
 		t := api.decl.Tools[j]
 		found[k] = Found{
 			Backend: api.name, Tool: t.Name, Identifier: t.Ident,
-			Description: truncateDoc(cleanDocText(t.Description), declMaxDocRunes),
-			Declaration: Declarations([]BackendDecl{{Name: api.name, Tools: []ToolDecl{t}}}),
+			Description: declarations.Summary(t.Description),
+			Declaration: declarations.Render([]declarations.Backend{{Name: api.name, Tools: []declarations.Tool{t}}}),
 			decl:        t, instructions: api.decl.Instructions,
 		}
 	}
@@ -233,18 +234,18 @@ func SearchAnswer(query string, m Matches, budget int) string {
 // the order the backends first appear, under the backend's instructions,
 // each with its tools in rank order.
 func groupedDeclarations(found []Found) string {
-	var decls []BackendDecl
+	var decls []declarations.Backend
 	at := make(map[string]int)
 	for _, f := range found {
 		i, ok := at[f.Backend]
 		if !ok {
 			i = len(decls)
 			at[f.Backend] = i
-			decls = append(decls, BackendDecl{Name: f.Backend, Instructions: f.instructions})
+			decls = append(decls, declarations.Backend{Name: f.Backend, Instructions: f.instructions})
 		}
 		decls[i].Tools = append(decls[i].Tools, f.decl)
 	}
-	return Declarations(decls)
+	return declarations.Render(decls)
 }
 
 // firstLine is the first line of text, cut at 200 bytes.

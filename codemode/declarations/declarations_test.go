@@ -1,4 +1,4 @@
-package codemode
+package declarations
 
 import (
 	"encoding/json"
@@ -34,15 +34,15 @@ type goldenTool struct {
 	OutputSchema json.RawMessage `json:"outputSchema"`
 }
 
-func toolDecls(tools []goldenTool) []ToolDecl {
+func toolDecls(tools []goldenTool) []Tool {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name
 	}
 	idents, _ := AssignNames(names)
-	decls := make([]ToolDecl, len(tools))
+	decls := make([]Tool, len(tools))
 	for i, t := range tools {
-		decls[i] = ToolDecl{
+		decls[i] = Tool{
 			Name:         t.Name,
 			Ident:        idents[i],
 			Description:  t.Description,
@@ -72,15 +72,15 @@ func TestDeclarationsGolden(t *testing.T) {
 			if err := json.Unmarshal(data, &in); err != nil {
 				t.Fatalf("%s: %v", input, err)
 			}
-			var backends []BackendDecl
+			var backends []Backend
 			if in.Tools != nil {
-				backends = append(backends, BackendDecl{Name: SanitizeIdentifier(name), Tools: toolDecls(in.Tools)})
+				backends = append(backends, Backend{Name: SanitizeIdentifier(name), Tools: toolDecls(in.Tools)})
 			}
 			for _, b := range in.Backends {
-				backends = append(backends, BackendDecl{Name: b.Name, Description: b.Description, Instructions: b.Instructions, Tools: toolDecls(b.Tools)})
+				backends = append(backends, Backend{Name: b.Name, Description: b.Description, Instructions: b.Instructions, Tools: toolDecls(b.Tools)})
 			}
-			got := Declarations(backends)
-			if again := Declarations(backends); again != got {
+			got := Render(backends)
+			if again := Render(backends); again != got {
 				t.Fatal("Declarations is not deterministic")
 			}
 
@@ -95,7 +95,7 @@ func TestDeclarationsGolden(t *testing.T) {
 				t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
 			}
 			if got != string(want) {
-				t.Errorf("%s differs from Declarations(%s):\n%s", golden, input, firstDifference(string(want), got))
+				t.Errorf("%s differs from Render(%s):\n%s", golden, input, firstDifference(string(want), got))
 			}
 			checkTypeScript(t, string(want))
 		})
@@ -142,10 +142,10 @@ func checkTypeScript(t *testing.T, src string) {
 
 // The example of the design, in full.
 func TestDeclarationsWeatherExample(t *testing.T) {
-	got := Declarations([]BackendDecl{{
+	got := Render([]Backend{{
 		Name:        "weather",
 		Description: "Weather service.",
-		Tools: []ToolDecl{{
+		Tools: []Tool{{
 			Name:        "get_weather",
 			Ident:       "get_weather",
 			Description: "Current weather for a city.",
@@ -197,10 +197,10 @@ func TestDeclarationsCommentSafety(t *testing.T) {
 		},
 		"required": []string{attack},
 	})
-	src := Declarations([]BackendDecl{{
+	src := Render([]Backend{{
 		Name:        "svc",
 		Description: attack,
-		Tools: []ToolDecl{
+		Tools: []Tool{
 			{Name: attack, Ident: SanitizeIdentifier(attack), Description: attack, InputSchema: schema, OutputSchema: schema},
 			// A caller that forgot to sanitize must not be able to inject.
 			{Name: "raw", Ident: "x(): void; } ; globalThis.pwned = 1; declare const y: {", InputSchema: schema},
@@ -214,7 +214,7 @@ func TestDeclarationsCommentSafety(t *testing.T) {
 }
 
 func TestDeclarationsKeepsPropertyOrder(t *testing.T) {
-	src := Declarations([]BackendDecl{{Name: "s", Tools: []ToolDecl{{
+	src := Render([]Backend{{Name: "s", Tools: []Tool{{
 		Name: "t", Ident: "t",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"zeta":{},"alpha":{},"mu":{},"alpha":{"type":"string"}}}`),
 	}}}})
@@ -225,8 +225,8 @@ func TestDeclarationsKeepsPropertyOrder(t *testing.T) {
 }
 
 func TestDeclarationsFallbackNames(t *testing.T) {
-	src := Declarations([]BackendDecl{
-		{Name: "my-api", Tools: []ToolDecl{{Name: "get-x"}, {Name: "del", Ident: "delete"}}},
+	src := Render([]Backend{
+		{Name: "my-api", Tools: []Tool{{Name: "get-x"}, {Name: "del", Ident: "delete"}}},
 	})
 	for _, want := range []string{"declare const my_api: {", "  get_x(input?: {}): Promise<unknown>;", "  delete_(input?: {}): Promise<unknown>;"} {
 		if !strings.Contains(src, want) {
@@ -269,7 +269,7 @@ func TestDeclarationsBounded(t *testing.T) {
 	for name, schema := range map[string]string{"dag": dag, "wide": wide, "deep": deep, "deepArray": deepArray, "enum": enum} {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
-			src := Declarations([]BackendDecl{{Name: "s", Tools: []ToolDecl{{
+			src := Render([]Backend{{Name: "s", Tools: []Tool{{
 				Name: "t", Ident: "t", InputSchema: json.RawMessage(schema), OutputSchema: json.RawMessage(schema),
 			}}}})
 			// Generous for -race; an expansion that is not bounded would

@@ -1,4 +1,4 @@
-package codemode
+package declarations
 
 import (
 	"net/url"
@@ -92,7 +92,7 @@ func tsIsNever(t *tsType) bool   { return t.kind == tsName && t.text == "never" 
 // objects and arrays, or less deep when that would take more than
 // declMaxWork steps (a hostile schema), so the levels that go are the
 // deepest ones. Which levels are shown is decided later, when the
-// declarations are printed (see declare_budget.go).
+// declarations are printed (see budget.go).
 //
 // An output's comments leave out formats ("uri", "int64"): they tell
 // what to send, and a result is read.

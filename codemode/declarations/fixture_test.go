@@ -1,4 +1,4 @@
-package codemode
+package declarations
 
 import (
 	"encoding/json"
@@ -27,9 +27,9 @@ func fixtureTools(tb testing.TB, file string) []goldenTool {
 // fixtureBackends are the 23 tools a new user tried: GitHub's ten
 // operations as an mcp endpoint lists them from githubFile, and
 // server-everything's tools.
-func fixtureBackends(tb testing.TB, githubFile string) []BackendDecl {
+func fixtureBackends(tb testing.TB, githubFile string) []Backend {
 	tb.Helper()
-	return []BackendDecl{
+	return []Backend{
 		{Name: "github", Tools: toolDecls(fixtureTools(tb, githubFile))},
 		{Name: "everything", Tools: toolDecls(fixtureTools(tb, "everything.json"))},
 	}

@@ -1,4 +1,4 @@
-package codemode
+package declarations
 
 import (
 	"bytes"
@@ -123,7 +123,7 @@ func declPascalCase(ident string) string {
 // tsPropertyKey is a property name as TypeScript accepts it: bare when it is
 // an identifier name (reserved words are fine there), quoted otherwise.
 func tsPropertyKey(key string) string {
-	if identifierName(key) {
+	if IdentifierName(key) {
 		return key
 	}
 	return quoteTS(key)
@@ -131,7 +131,7 @@ func tsPropertyKey(key string) string {
 
 // paramAccessor is how a @param line names a property of input.
 func paramAccessor(key string) string {
-	if identifierName(key) {
+	if IdentifierName(key) {
 		return "." + key
 	}
 	return "[" + quoteTS(key) + "]"

@@ -1,4 +1,4 @@
-package codemode
+package declarations
 
 import (
 	"os"
@@ -55,11 +55,11 @@ func TestDeclarationsTypeCheck(t *testing.T) {
 	t.Parallel()
 	t.Run("strict", func(t *testing.T) {
 		t.Parallel()
-		tscheck.Check(t, Declarations(fixtureBackends(t, "github-ten-strict.json")), modelCode)
+		tscheck.Check(t, Render(fixtureBackends(t, "github-ten-strict.json")), modelCode)
 	})
 	t.Run("lenient", func(t *testing.T) {
 		t.Parallel()
-		tscheck.Check(t, Declarations(fixtureBackends(t, "github-ten.json")), `
+		tscheck.Check(t, Render(fixtureBackends(t, "github-ten.json")), `
 const issue = await github.issues_get({ owner: "octocat", repo: "hello", issue_number: 1 });
 const title: string = issue.title ?? "";
 const n = issue.number ?? 0;
@@ -88,7 +88,7 @@ return [title, n, pr.merged === true, issue.user, sum];
 // if it were there.
 func TestDeclarationsTypeCheckFails(t *testing.T) {
 	t.Parallel()
-	decls := Declarations(fixtureBackends(t, "github-ten-strict.json"))
+	decls := Render(fixtureBackends(t, "github-ten-strict.json"))
 	for _, c := range []struct{ code, want string }{
 		{`const issue = await github.issues_get({ owner: "o", repo: "r", issue_number: 1 }); return issue.titel;`, "Property 'titel' does not exist"},
 		{`return github.issues_get({ owner: "o", repo: "r" });`, "issue_number"},

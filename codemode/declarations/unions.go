@@ -1,4 +1,4 @@
-package codemode
+package declarations
 
 import (
 	"strings"

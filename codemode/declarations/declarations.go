@@ -1,4 +1,4 @@
-package codemode
+package declarations
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Bounds on what one schema can make Declarations print. Tool schemas come
+// Bounds on what one schema can make Render print. Tool schemas come
 // from backends, so a recursive, huge or hostile schema must end in
 // `unknown`, never in a loop or an explosion.
 const (
@@ -61,8 +61,8 @@ const (
 	declNamedPool = 2000
 )
 
-// ToolDecl is one backend tool as the declarations show it.
-type ToolDecl struct {
+// Tool is one backend tool as the declarations show it.
+type Tool struct {
 	Name         string          // the backend's own tool name
 	Ident        string          // its identifier in the sandbox (from AssignNames)
 	Description  string          // the tool's description from tools/list
@@ -70,23 +70,23 @@ type ToolDecl struct {
 	OutputSchema json.RawMessage // may be empty
 }
 
-// BackendDecl is one backend global.
-type BackendDecl struct {
+// Backend is one backend global.
+type Backend struct {
 	Name        string // the global, already checked with CheckBackendName
 	Description string // optional one-line note, e.g. "unavailable: connection refused"
 	// Instructions are the backend's own, from its initialize answer (its
 	// filter syntax, say). They are shown in the comment above the
 	// backend's global, cut at 2 KiB.
 	Instructions string
-	Tools        []ToolDecl
+	Tools        []Tool
 }
 
-// Declarations renders TypeScript declarations for the backends, in order:
+// Render writes TypeScript declarations for the backends, in order:
 // one `declare const <backend>: {...}` per backend with an async method per
 // tool, followed by a type alias for each tool that has an output schema.
 // Schemas are read from the raw JSON with their key order kept, so the
 // output is deterministic and follows the backend's own property order.
-func Declarations(backends []BackendDecl) string {
+func Render(backends []Backend) string {
 	d := declWriter{aliases: make(map[string]struct{}), nextAlias: make(map[string]int)}
 	for i, be := range backends {
 		if i > 0 {
@@ -103,7 +103,7 @@ type declWriter struct {
 	nextAlias map[string]int      // per base name, the first number not yet tried
 }
 
-func (d *declWriter) backend(be BackendDecl) {
+func (d *declWriter) backend(be Backend) {
 	name := be.Name
 	if !IsIdentifier(name) {
 		// Never trust the caller with raw text outside a comment.
@@ -136,14 +136,14 @@ func (d *declWriter) backend(be BackendDecl) {
 
 // declTool is one tool's method, its types converted from its schemas.
 type declTool struct {
-	ToolDecl
+	Tool
 	ident    string
 	in       *tsType
 	optional bool    // the input may be left out
 	out      *tsType // unknown when the tool has no output schema
 }
 
-func declToolOf(t ToolDecl) declTool {
+func declToolOf(t Tool) declTool {
 	ident := t.Ident
 	if !IsIdentifier(ident) {
 		if ident == "" {
@@ -152,7 +152,7 @@ func declToolOf(t ToolDecl) declTool {
 		ident = SanitizeIdentifier(ident)
 	}
 	in, optional := declInput(t.InputSchema)
-	return declTool{ToolDecl: t, ident: ident, in: in, optional: optional, out: declOutput(t.OutputSchema)}
+	return declTool{Tool: t, ident: ident, in: in, optional: optional, out: declOutput(t.OutputSchema)}
 }
 
 // method writes one tool's method: its description above it, once; the

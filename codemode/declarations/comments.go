@@ -1,4 +1,4 @@
-package codemode
+package declarations
 
 import (
 	"fmt"
@@ -148,6 +148,23 @@ func instructionLines(text string) []string {
 	}
 	shown := cutUTF8(text, declMaxInstructions)
 	return append(splitDocLines(shown), fmt.Sprintf("[instructions cut: %d of %d bytes shown]", len(shown), len(text)))
+}
+
+// Summary is a tool description as a search answer lists it: cleaned and
+// cut as the declarations cut it.
+func Summary(description string) string {
+	return truncateDoc(cleanDocText(description), declMaxDocRunes)
+}
+
+// cutUTF8 returns at most n bytes of s, not splitting a character.
+func cutUTF8(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }
 
 // splitDocLines splits cleaned text into lines, runs of blank lines

@@ -1,4 +1,4 @@
-package codemode
+package declarations
 
 import (
 	"encoding/json"
@@ -105,8 +105,8 @@ func TestDeclarationsTwentyThreeTools(t *testing.T) {
 		t.Run(strings.TrimSuffix(file, ".json"), func(t *testing.T) {
 			t.Parallel()
 			backends := fixtureBackends(t, file)
-			src := Declarations(backends)
-			if again := Declarations(backends); again != src {
+			src := Render(backends)
+			if again := Render(backends); again != src {
 				t.Fatal("Declarations is not deterministic")
 			}
 			t.Logf("%d tools: %d bytes of declarations", len(backends[0].Tools)+len(backends[1].Tools), len(src))
@@ -158,7 +158,7 @@ func TestDeclarationsTwentyThreeTools(t *testing.T) {
 // user) is declared once and named.
 func TestDeclarationsGitHubIssue(t *testing.T) {
 	t.Parallel()
-	src := Declarations(fixtureBackends(t, "github-ten-strict.json"))
+	src := Render(fixtureBackends(t, "github-ten-strict.json"))
 	_, get := method(t, src, "issues_get")
 	_, create := method(t, src, "issues_create")
 	if get != create || get != "GithubIssue" {
@@ -208,7 +208,7 @@ func TestDeclarationsGitHubIssue(t *testing.T) {
 // properties a shared type is the value of is written above the type.
 func TestDeclarationsDescriptionsOnce(t *testing.T) {
 	t.Parallel()
-	src := Declarations(fixtureBackends(t, "github-ten-strict.json"))
+	src := Render(fixtureBackends(t, "github-ten-strict.json"))
 	if strings.Contains(src, "@param") {
 		t.Error("@param lines repeat the arguments' comments")
 	}
@@ -229,13 +229,13 @@ func TestDeclarationsDescriptionsOnce(t *testing.T) {
 // unknown }`), and a result without an output schema is unknown.
 func TestDeclarationsUnknownOnlyWhereSchemaSaysNothing(t *testing.T) {
 	t.Parallel()
-	src := Declarations(fixtureBackends(t, "github-ten-strict.json"))
+	src := Render(fixtureBackends(t, "github-ten-strict.json"))
 	rest := strings.NewReplacer("[key: string]: unknown", "", "Promise<unknown>", "").Replace(src)
 	if n := strings.Count(rest, "unknown"); n != 0 {
 		t.Errorf("%d unknown types where GitHub's schemas say what is there", n)
 	}
 
-	got := Declarations([]BackendDecl{{Name: "s", Tools: []ToolDecl{{Name: "t", Ident: "t",
+	got := Render([]Backend{{Name: "s", Tools: []Tool{{Name: "t", Ident: "t",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{
 			"any":{},"described":{"description":"Anything at all"},"obj":{"type":"object","properties":{"x":{"type":"string"}}},
 			"open":{"type":"object"}},"required":["any","missing"]}`),
@@ -284,15 +284,15 @@ func TestDeclarationsBudgetCollapsesDeepestLevels(t *testing.T) {
 	schema := json.RawMessage(nestedSchema(6, 4, ""))
 	for _, c := range []struct {
 		name   string
-		tool   ToolDecl
+		tool   Tool
 		budget int
 	}{
-		{"output", ToolDecl{Name: "t", Ident: "t", OutputSchema: schema}, declOutputBudget + 200},
-		{"shared", ToolDecl{Name: "t", Ident: "t", InputSchema: schema, OutputSchema: schema}, declInputBudget + declOutputBudget + declNamedPool + 1000},
+		{"output", Tool{Name: "t", Ident: "t", OutputSchema: schema}, declOutputBudget + 200},
+		{"shared", Tool{Name: "t", Ident: "t", InputSchema: schema, OutputSchema: schema}, declInputBudget + declOutputBudget + declNamedPool + 1000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			src := Declarations([]BackendDecl{{Name: "s", Tools: []ToolDecl{c.tool}}})
+			src := Render([]Backend{{Name: "s", Tools: []Tool{c.tool}}})
 			checkTypeScript(t, src)
 			shown := make([]int, 5)
 			for level := 1; level <= 4; level++ {
@@ -334,7 +334,7 @@ func TestDeclarationsSharedStructure(t *testing.T) {
 	t.Parallel()
 	address := `{"type":"object","description":"A postal address.","properties":{"street":{"type":"string"},"city":{"type":"string"},"postcode":{"type":"string"},"country":{"type":"string","description":"ISO 3166 code"}},"required":["city","country"]}`
 	point := `{"type":"object","properties":{"x":{"type":"number"}}}`
-	src := Declarations([]BackendDecl{{Name: "shop", Tools: []ToolDecl{
+	src := Render([]Backend{{Name: "shop", Tools: []Tool{
 		{Name: "get_customer", Ident: "get_customer", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"address":` + address + `,"billing":` + address + `,"at":` + point + `},"required":["name","address"]}`)},
 		{Name: "ship", Ident: "ship", InputSchema: json.RawMessage(`{"type":"object","properties":{"address":` + address + `,"at":` + point + `},"required":["address"]}`)},
