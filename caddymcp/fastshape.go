@@ -10,7 +10,9 @@ import (
 // The shape of a message the fast path takes: one scan of the body that
 // says whether mcp-go and the fast path read it alike.
 
-// The members of a message the fast path takes (see messageShape).
+// The members of a message the fast path takes (see messageShape). The
+// first two are also those decodeRPC reads, of rpcInfo and callParams, by
+// their index.
 var (
 	messageMembers = []string{"jsonrpc", "id", "method", "params"}
 	paramsMembers  = []string{"name", "arguments", "_meta"} // of a tools/call

@@ -40,19 +40,16 @@ func decodeRPC(body []byte, info *rpcInfo) bool {
 	return true
 }
 
-// The member names of rpcInfo, callParams and callMeta.
-var (
-	rpcMembers    = []string{"jsonrpc", "id", "method", "params"}
-	callMembers   = []string{"name", "arguments", "_meta"}
-	callMetaNames = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities}
-)
+// The member names of callMeta; those of rpcInfo and callParams are
+// messageMembers and paramsMembers, in the same order.
+var callMetaNames = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities}
 
 // quickRPC is decodeRPC's own reading of the envelope of valid JSON; it
 // reports false, having set fields or not, for a message it leaves to
 // encoding/json.
 func quickRPC(body []byte, info *rpcInfo) bool {
 	s := shapeScan{src: body}
-	return s.fields(rpcMembers, func(i int, raw []byte) bool {
+	return s.fields(messageMembers, func(i int, raw []byte) bool {
 		switch i {
 		case 0:
 			info.JSONRPC, _ = plainString(raw, mcp.JSONRPC_VERSION)
@@ -73,7 +70,7 @@ func quickRPC(body []byte, info *rpcInfo) bool {
 // envelope.
 func quickParams(raw []byte, p *callParams) bool {
 	s := shapeScan{src: raw}
-	return s.fields(callMembers, func(i int, raw []byte) bool {
+	return s.fields(paramsMembers, func(i int, raw []byte) bool {
 		switch i {
 		case 0:
 			var ok bool
