@@ -91,8 +91,9 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	// one is stuck in a loop: the first finishes, the second ends at its
 	// timeout, and then their workers go with the old pool; three new ones
 	// serve meanwhile.
-	busy := runInBackground(t, "/code", `const end = Date.now() + 1000; while (Date.now() < end) {} return "finished"`)
+	busy := runInBackground(t, "/code", `const end = Date.now() + 1500; while (Date.now() < end) {} return "finished"`)
 	stuck := runInBackground(t, "/code", `for (;;) {}`)
+	waitBusyWorkers(t, 2)
 	loadCaddyfile(t, "", config(3, ""))
 	c = connect(t, "/code", eras[0], nil)
 	wantOK(t, execute(t, c, `return 2`))
@@ -117,6 +118,7 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	// Stopping Caddy, with an execution stuck: it ends at its timeout, and
 	// no worker is left.
 	stuck = runInBackground(t, "/code", `for (;;) {}`)
+	waitBusyWorkers(t, 1)
 	if err := caddy.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +133,39 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	waitWorkers(t, 0)
 }
 
+// waitBusyWorkers waits until n worker processes spend CPU time: their
+// executions' loops run.
+func waitBusyWorkers(t *testing.T, n int) {
+	t.Helper()
+	ticks := func() map[int]int {
+		m := make(map[int]int)
+		for _, pid := range workerPids(t) {
+			if s, ok := proctest.Read(pid); ok {
+				m[pid] = s.UserTicks
+			}
+		}
+		return m
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		before := ticks()
+		time.Sleep(200 * time.Millisecond)
+		busy := 0
+		for pid, n := range ticks() {
+			if was, ok := before[pid]; ok && n-was >= 2 {
+				busy++
+			}
+		}
+		if busy >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d worker processes busy, want %d", busy, n)
+		}
+	}
+}
+
 // runInBackground starts an execution and returns where its result will
-// come (nil when the request failed), once the execution is running.
+// come (nil when the request failed).
 func runInBackground(t *testing.T, endpoint, code string) <-chan *mcp.CallToolResult {
 	t.Helper()
 	c := connect(t, endpoint, eras[0], nil)
