@@ -724,13 +724,12 @@ func TestLiveUpstreamFaults(t *testing.T) {
 							var after runtime.MemStats
 							runtime.ReadMemStats(&after)
 
+							// The words say what ended the call: for silent
+							// and stall, the tool's timeout. The client's own
+							// timeout (mcptest.Timeout) ends a call that hangs.
 							text := wantToolError(t, res, want...)
 							t.Logf("%s in %s: %s", ft.tool, elapsed.Round(time.Millisecond), text)
 							checkFaultText(t, text)
-							// A hang guard, not a performance bound.
-							if elapsed > timeout+4*time.Second {
-								t.Errorf("the call took %s; its timeout is %s", elapsed, timeout)
-							}
 							if strings.HasPrefix(ft.tool, "big") {
 								checkBigBodyStopped(t, f, before, after)
 							}
@@ -742,7 +741,6 @@ func TestLiveUpstreamFaults(t *testing.T) {
 
 					t.Run("connection refused", func(t *testing.T) {
 						d := connect(t, mode.down, era, nil)
-						start := time.Now()
 						res := callTool(t, d, "ok", nil)
 						want := []string{"GET /ok", "refused"}
 						if mode.endpoint == "/route" {
@@ -753,9 +751,6 @@ func TestLiveUpstreamFaults(t *testing.T) {
 						checkFaultText(t, text)
 						if strings.Contains(text, "/base") {
 							t.Errorf("the error shows the upstream's base path: %q", text)
-						}
-						if elapsed := time.Since(start); elapsed > timeout+4*time.Second {
-							t.Errorf("the call took %s", elapsed)
 						}
 						stillServing(t, mode.down)
 						wantOK(t, callTool(t, c, "ok", nil))
@@ -782,7 +777,7 @@ func checkBigBodyStopped(t *testing.T, f *faultServer, before, after runtime.Mem
 	t.Helper()
 	select {
 	case <-f.bigStopped:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second): // a hang guard: it stops at once
 		t.Fatal("the upstream is still writing the big body: the client did not stop reading")
 	}
 	written := f.bigWritten.Load()

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,8 +198,14 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 
 // TestOpenAPIFetchStalls is a document server that answers the headers
 // and then never the body: the load fails within openapi.Fetch's bound.
+// The server ends the body (not a valid document) only after a minute, a
+// hang guard: a load that waited for it fails with another error.
 func TestOpenAPIFetchStalls(t *testing.T) {
 	release := make(chan struct{})
+	var once sync.Once
+	stop := func() { once.Do(func() { close(release) }) }
+	guard := time.AfterFunc(time.Minute, stop)
+	defer guard.Stop()
 	stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
@@ -210,17 +217,15 @@ func TestOpenAPIFetchStalls(t *testing.T) {
 		}
 	}))
 	defer stall.Close()
-	defer close(release)
+	defer stop()
 	start := time.Now()
 	_, err := loadMCPCaddyfile(t, "mcp {\nopenapi "+stall.URL+"/openapi.json\n}")
 	if err == nil {
 		t.Fatal("loaded, want an error")
 	}
+	t.Logf("the load failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
 	if !strings.Contains(err.Error(), "openapi "+stall.URL+"/openapi.json") || !strings.Contains(err.Error(), "within") {
 		t.Errorf("error %q does not name the source and the bound", err)
-	}
-	if took := time.Since(start); took > 20*time.Second {
-		t.Errorf("the load took %s", took)
 	}
 }
 
