@@ -260,6 +260,15 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	api.closeConnections()
+	// The codemode endpoint keeps max_concurrent (16) worker processes,
+	// started in the background, each with a few goroutines in Caddy: on
+	// a busy machine they are not all up after the warm-up. The baseline
+	// counts them all, or the first endpoint's check finds them new.
+	for deadline := time.Now().Add(time.Minute); p.workers() < 16; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) { // a hang guard
+			t.Fatalf("%d code mode workers after a minute, want 16\n%s", p.workers(), p.goroutineDump())
+		}
+	}
 	time.Sleep(idleWait)
 	start, err := p.stats()
 	if err != nil {

@@ -392,6 +392,25 @@ func (p *caddyProc) stats() (runtimeStats, error) {
 }
 
 // goroutineDump is the goroutine profile in text, for a failure message.
+// workers is how many code mode worker processes Caddy keeps track of:
+// the goroutines, one per worker, that wait for a worker's end (-1 if the
+// profile cannot be read).
+func (p *caddyProc) workers() int {
+	b, err := p.adminGet("/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, block := range strings.Split(string(b), "\n\n") {
+		count, _, ok := strings.Cut(block, " @ ")
+		count = count[strings.LastIndex(count, "\n")+1:] // past the profile's first line
+		if c, err := strconv.Atoi(count); ok && err == nil && strings.Contains(block, "codemode.(*Pool).start.func1") {
+			n += c
+		}
+	}
+	return n
+}
+
 func (p *caddyProc) goroutineDump() string {
 	b, err := p.adminGet("/debug/pprof/goroutine?debug=1")
 	if err != nil {
