@@ -43,8 +43,9 @@ const (
 	// any execution may take (its 2 s timeout, 1 s of grace).
 	requestTimeout = 30 * time.Second
 	// healthBound fails the test when /health answers slower than this:
-	// a hang guard too, not a performance figure.
-	healthBound = 5 * time.Second
+	// a hang guard too, not a performance figure (the test logs the
+	// slowest answer: under a second during the storm, on a busy machine).
+	healthBound = 20 * time.Second
 )
 
 // hostileCode is the mix of attacks; hostile client i sends number
