@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseArguments(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw   any
 		query string
@@ -49,6 +50,7 @@ func TestParseArguments(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		query string
 		limit int

@@ -40,6 +40,7 @@ var querySets = []struct {
 // server-everything's tools, each its own index as each would be behind
 // its own endpoint, and counts the queries whose tool is in the top 3.
 func TestQuality(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("imports GitHub's whole document")
 	}
@@ -136,6 +137,7 @@ func rankOf(ix *Index, tools []Tool, query, want string) string {
 // repository" once ranked repos_get-views first, by "display" in one of
 // its argument's descriptions).
 func TestPlainRequests(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("imports GitHub's whole document")
 	}

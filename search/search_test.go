@@ -8,6 +8,7 @@ import (
 )
 
 func TestSearchRanksByName(t *testing.T) {
+	t.Parallel()
 	ix := New([]Tool{
 		{Name: "list_issues", Description: "List issues in a repository."},
 		{Name: "get_repo", Description: "Get a repository.", Args: []Arg{{Name: "owner"}, {Name: "repo"}}},
@@ -26,6 +27,7 @@ func TestSearchRanksByName(t *testing.T) {
 }
 
 func TestTerms(t *testing.T) {
+	t.Parallel()
 	got := Terms("listRepoIssues get_repo HTTP2 Émile")
 	want := []string{"list", "repo", "issues", "get", "repo", "http2", "émile"}
 	if !slices.Equal(got, want) {
@@ -34,6 +36,7 @@ func TestTerms(t *testing.T) {
 }
 
 func TestTermsUpperRun(t *testing.T) {
+	t.Parallel()
 	got := Terms("HTTPServer getURLPath v2Api")
 	want := []string{"http", "server", "get", "url", "path", "v2", "api"}
 	if !slices.Equal(got, want) {
@@ -42,6 +45,7 @@ func TestTermsUpperRun(t *testing.T) {
 }
 
 func TestStem(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"issues": "issu", "issue": "issu", "repositories": "repositori", "repository": "repositori",
 		"starred": "star", "pushes": "push", "push": "push", "created": "creat", "create": "creat",
@@ -55,6 +59,7 @@ func TestStem(t *testing.T) {
 }
 
 func TestKeysDropLinksAndStopWords(t *testing.T) {
+	t.Parallel()
 	got := keys("See [the docs](https://docs.github.com/rest/rate-limits) or https://example.com/a-b for the Issues.")
 	want := []string{"see", "doc", "issu"}
 	if !slices.Equal(got, want) {
@@ -66,6 +71,7 @@ func TestKeysDropLinksAndStopWords(t *testing.T) {
 }
 
 func TestSearchFieldsAndPrefixes(t *testing.T) {
+	t.Parallel()
 	ix := New([]Tool{
 		// A long description naming issues many times does not beat a
 		// tool whose name says it.
@@ -102,6 +108,7 @@ func TestSearchFieldsAndPrefixes(t *testing.T) {
 // TestSearchConcurrent: queries share the index and nothing else (run
 // with -race).
 func TestSearchConcurrent(t *testing.T) {
+	t.Parallel()
 	ix := New([]Tool{
 		{Name: "list_issues", Description: "List issues in a repository."},
 		{Name: "get_repo", Description: "Get a repository.", Args: []Arg{{Name: "owner"}, {Name: "repo"}}},
@@ -125,6 +132,7 @@ func TestSearchConcurrent(t *testing.T) {
 // the limit, and a match far weaker than the best is neither returned
 // nor counted.
 func TestSearchTotalAndWeakCut(t *testing.T) {
+	t.Parallel()
 	ix := New([]Tool{
 		{Name: "get_weather", Description: "Get the weather forecast for a city."},
 		{Name: "get_forecast", Description: "Get the weather forecast for a point."},
@@ -160,6 +168,7 @@ func TestSearchTotalAndWeakCut(t *testing.T) {
 // own, still finds it ("temperature" for weather), and a query of only
 // words of asking finds the tools that hold them.
 func TestSearchTopicWords(t *testing.T) {
+	t.Parallel()
 	ix := New([]Tool{
 		{Name: "WeatherTool", Description: "Provide you with the latest weather information."},
 		{Name: "FinanceTool", Description: "Stay informed with the latest financial updates on stocks, cryptocurrencies and more."},
@@ -181,6 +190,7 @@ func TestSearchTopicWords(t *testing.T) {
 }
 
 func TestTermsIdeographic(t *testing.T) {
+	t.Parallel()
 	got := Terms("获取 InfoQ 技术资讯，AI等内容")
 	want := []string{"获", "取", "info", "q", "技", "术", "资", "讯", "ai", "等", "内", "容"}
 	if !slices.Equal(got, want) {

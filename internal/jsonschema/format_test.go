@@ -11,6 +11,7 @@ type test struct {
 }
 
 func TestFormatsNonString(t *testing.T) {
+	t.Parallel()
 	for name, check := range Formats {
 		if !check(1) {
 			t.Errorf("%s: want true, got false", name)
@@ -19,6 +20,7 @@ func TestFormatsNonString(t *testing.T) {
 }
 
 func TestIsDateTime(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"1963-06-19T08:30:06.283185Z", true},    // with second fraction
 		{"1963-06-19T08:30:06Z", true},           // without second fraction
@@ -44,6 +46,7 @@ func TestIsDateTime(t *testing.T) {
 }
 
 func TestIsDate(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"1963-06-19", true},
 		{"2020-01-31", true},  // valid: 31 days in January
@@ -86,6 +89,7 @@ func TestIsDate(t *testing.T) {
 }
 
 func TestIsTime(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"08:30:06.283185Z", true},
 		{"08:30:06 PST", false},
@@ -120,6 +124,7 @@ func TestIsTime(t *testing.T) {
 }
 
 func TestIsDuration(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"P4DT12H30M5S", true},
 		{"PT1D", false},   // invalid: days after 'T'
@@ -148,6 +153,7 @@ func TestIsDuration(t *testing.T) {
 }
 
 func TestIsPeriod(t *testing.T) {
+	t.Parallel()
 	dt := "1963-06-19T08:30:06Z"
 	dur := "P4DT12H30M5S"
 	tests := []test{
@@ -172,6 +178,7 @@ func TestIsPeriod(t *testing.T) {
 }
 
 func TestIsHostname(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"www.example.com", true},
 		{strings.Repeat("a", 63) + "." + strings.Repeat("a", 63) + "." + strings.Repeat("a", 63) + "." + strings.Repeat("a", 61), true},
@@ -191,6 +198,7 @@ func TestIsHostname(t *testing.T) {
 }
 
 func TestIsEmail(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"joe.bloggs@example.com", true},
 		{"2962", false},                                   // no "@" character
@@ -206,6 +214,7 @@ func TestIsEmail(t *testing.T) {
 }
 
 func TestIsIPV4(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"192.168.0.1", true},
 		{"192.168.0.test", false},  // non-integer component
@@ -222,6 +231,7 @@ func TestIsIPV4(t *testing.T) {
 }
 
 func TestIsIPV6(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"::1", true},
 		{"192.168.0.1", false},                     // is IPV4
@@ -237,6 +247,7 @@ func TestIsIPV6(t *testing.T) {
 }
 
 func TestIsURI(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"http://foo.bar/?baz=qux#quux", true},
 		{"//foo.bar/?baz=qux#quux", false}, // an invalid protocol-relative URI Reference
@@ -251,6 +262,7 @@ func TestIsURI(t *testing.T) {
 }
 
 func TestIsURITemplate(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"http://example.com/dictionary/{term:1}/{term}", true},
 		{"http://example.com/dictionary/{term:1}/{term", false},
@@ -265,6 +277,7 @@ func TestIsURITemplate(t *testing.T) {
 }
 
 func TestIsRegex(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"([abc])+\\s+$", true},
 		{"^(abc]", false}, // unclosed parenthesis
@@ -277,6 +290,7 @@ func TestIsRegex(t *testing.T) {
 }
 
 func TestIsJSONPointer(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"/foo/bar~0/baz~1/%a", true},
 		{"/foo/baz~", false}, // ~ not escaped
@@ -324,6 +338,7 @@ func TestIsJSONPointer(t *testing.T) {
 }
 
 func TestRelativeJSONPointer(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"1", true},             // upwards RJP
 		{"0/foo/bar", true},     // downwards RJP
@@ -344,6 +359,7 @@ func TestRelativeJSONPointer(t *testing.T) {
 }
 
 func TestIsUUID(t *testing.T) {
+	t.Parallel()
 	tests := []test{
 		{"2EB8AA08-AA98-11EA-B4AA-73B441D16380", true},   // valid: all upper-case
 		{"2eb8aa08-aa98-11ea-b4aa-73b441d16380", true},   // valid: all lower-case

@@ -31,6 +31,7 @@ func leafReport(err error) string {
 // found through two keyword paths (see ValidationError.Leaves): then the
 // report must be one that all made gives in some order.
 func TestPruningChangesNothing(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 2))

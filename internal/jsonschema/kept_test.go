@@ -189,6 +189,7 @@ func decode(t testing.TB, b []byte) any {
 }
 
 func TestKeptAgreesWithV5OnRandomSchemas(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -242,6 +243,7 @@ func TestKeptAgreesWithV5OnRandomSchemas(t *testing.T) {
 // JSON-Schema-Test-Suite's when JSON_SCHEMA_TEST_SUITE names a checkout of
 // it, through both: same verdict on every instance, same first violations.
 func TestKeptAgreesWithV5OnSuite(t *testing.T) {
+	t.Parallel()
 	dirs := map[string]int{"testdata/tests/draft2020": 2020}
 	remotes := map[string]string{"http://localhost:1235/": "testdata/remotes"}
 	if suite := os.Getenv("JSON_SCHEMA_TEST_SUITE"); suite != "" {
@@ -310,6 +312,7 @@ func TestKeptAgreesWithV5OnSuite(t *testing.T) {
 }
 
 func TestLeavesCountsTheOthers(t *testing.T) {
+	t.Parallel()
 	s := MustCompileString("mem://s.json", `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}`)
 	items := make([]any, 1000)
 	for i := range items {
@@ -334,6 +337,7 @@ func TestLeavesCountsTheOthers(t *testing.T) {
 }
 
 func TestLeafLess(t *testing.T) {
+	t.Parallel()
 	sorted := []leafLine{
 		{"", "a"},
 		{"", "b"},
@@ -357,6 +361,7 @@ func TestLeafLess(t *testing.T) {
 }
 
 func TestItemSet(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 63, 64, 65, 130} {
 		s := allItems(n)
 		var all []int

@@ -47,6 +47,7 @@ var metaValues = []string{
 // it names and each kind of value; and the walk finds valid the values of
 // the schemas tools are made of.
 func TestMetaValid2020ImpliesTheMetaschema(t *testing.T) {
+	t.Parallel()
 	kws := append(metaKeywords(t), "x-extension", "nullable")
 	accepted := 0
 	for _, kw := range kws {
@@ -80,6 +81,7 @@ func TestMetaValid2020ImpliesTheMetaschema(t *testing.T) {
 // The same on random schemas of the shapes tools use, and on them with one
 // value put in the wrong place.
 func TestMetaValid2020ImpliesTheMetaschemaOnRandomSchemas(t *testing.T) {
+	t.Parallel()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	g := &schemaGen{rng: rand.New(rand.NewPCG(seed, 2))}

@@ -31,6 +31,7 @@ func nested(depth int, anchored bool) string {
 // The subresources listed for their dynamic anchors are those v5 listed,
 // also once a reference to a place no keyword names has added more.
 func TestListAnchoredListsWhatV5Did(t *testing.T) {
+	t.Parallel()
 	docs := []string{
 		nested(5, true),
 		`{"$ref":"#/x/y","x":{"y":{"$dynamicAnchor":"a","properties":{"z":{"$dynamicAnchor":"b","items":{"$ref":"#/x/w"}}}},"w":{"$dynamicAnchor":"c"}}}`,

@@ -11,6 +11,7 @@ import (
 
 // isInteger decides as the big.Rat of a number's text, v5's way, does.
 func TestIsIntegerAgreesWithRat(t *testing.T) {
+	t.Parallel()
 	values := []any{
 		json.Number("0"), json.Number("-0"), json.Number("12345678901234567890123"), json.Number("-7"),
 		json.Number("1.0"), json.Number("1.5"), json.Number("1e3"), json.Number("1e-3"), json.Number("-2.50E1"),

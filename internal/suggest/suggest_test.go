@@ -6,6 +6,7 @@ import (
 )
 
 func TestNear(t *testing.T) {
+	t.Parallel()
 	ids := []string{"repos/get", "repos/list-commits", "issues/get", "pulls/get"}
 	for _, tt := range []struct {
 		s    string
@@ -24,6 +25,7 @@ func TestNear(t *testing.T) {
 }
 
 func TestRelated(t *testing.T) {
+	t.Parallel()
 	tools := []string{"issues_get", "issues_update", "issues_create", "pulls_get", "repos_get", "listCommits", "search_issues"}
 	for _, tt := range []struct {
 		s    string
@@ -43,6 +45,7 @@ func TestRelated(t *testing.T) {
 }
 
 func TestWords(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		s    string
 		want []string
@@ -58,6 +61,7 @@ func TestWords(t *testing.T) {
 }
 
 func TestAnd(t *testing.T) {
+	t.Parallel()
 	for want, names := range map[string][]string{"": nil, "a": {"a"}, "a and b": {"a", "b"}, "a, b and c": {"a", "b", "c"}} {
 		if got := And(names); got != want {
 			t.Errorf("And(%q) = %q, want %q", names, got, want)
