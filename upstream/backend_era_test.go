@@ -46,6 +46,7 @@ func wantCounts(t *testing.T, what string, c *gosdktest.Counts, want map[string]
 // 2025-11-25 is probed once, then initialized. Both serve calls, and
 // their instructions come through.
 func TestBackendOfEachEra(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		era          string
 		handler      func(*gosdktest.Counts) http.Handler
@@ -74,6 +75,7 @@ func TestBackendOfEachEra(t *testing.T) {
 // 2026-07-28 gives to server/discover (the spec: any error that does not
 // come from a server of 2026-07-28) leads to the initialize handshake.
 func TestBackendFallsBackOnLegacyAnswers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		status int
@@ -104,6 +106,7 @@ func TestBackendFallsBackOnLegacyAnswers(t *testing.T) {
 // forgets its sessions) is initialized again directly, without a second
 // server/discover; one of 2026-07-28 needs no new connection at all.
 func TestBackendRemembersEra(t *testing.T) {
+	t.Parallel()
 	var first, second gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.LegacyOnly(&first))
 	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
@@ -126,6 +129,7 @@ func TestBackendRemembersEra(t *testing.T) {
 // era, twice; the call made after each restart reaches the new server,
 // which runs it once, and the backend speaks the new era from then on.
 func TestBackendRelearnsEra(t *testing.T) {
+	t.Parallel()
 	var legacy gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.LegacyOnly(&legacy))
 	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
@@ -151,6 +155,7 @@ func TestBackendRelearnsEra(t *testing.T) {
 // spoke before; the refused handshake makes the same attempt learn the
 // era again, with no call failing.
 func TestBackendRelearnsEraOnReconnect(t *testing.T) {
+	t.Parallel()
 	var legacy, modern gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.LegacyOnly(&legacy))
 	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
@@ -170,6 +175,7 @@ func TestBackendRelearnsEraOnReconnect(t *testing.T) {
 // most, so that the handshake still fits in it; after a restart the
 // backend goes straight to initialize and the call takes no probe's time.
 func TestBackendOfSilentEra(t *testing.T) {
+	t.Parallel()
 	var first, second gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.LegacyAnswering(&first, 0, ""))
 	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL, Timeout: 2 * time.Second})
@@ -199,6 +205,7 @@ func TestBackendOfSilentEra(t *testing.T) {
 // finds that a backend of 2026-07-28 was replaced by one of 2025-11-25
 // (it refuses the version of the request) and connects in the new era.
 func TestBackendRelearnsEraOnRelist(t *testing.T) {
+	t.Parallel()
 	var modern, legacy gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.ModernOnly(&modern))
 	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})

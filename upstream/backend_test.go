@@ -257,6 +257,7 @@ func TestCallNeverSentTwice(t *testing.T) {
 // session with 404 (mcp-go) or 400 (server-everything) before running
 // anything; the call re-initializes, goes again, and the tool runs once.
 func TestCallAgainOnStaleSession(t *testing.T) {
+	t.Parallel()
 	for _, status := range []int{http.StatusNotFound, http.StatusBadRequest} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			rb := startRawBackend(t, &rawBackend{staleStatus: status})
@@ -282,6 +283,7 @@ func TestCallAgainOnStaleSession(t *testing.T) {
 // stale on the new session too is not asked a third time: the call fails
 // as unavailable after one reconnection.
 func TestCallRefusedOnEveryNewSession(t *testing.T) {
+	t.Parallel()
 	rb := startRawBackend(t, &rawBackend{call: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
@@ -313,6 +315,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestSetLogger: after SetLogger the backend's lines go to the new logger,
 // and no longer to the one it was made with.
 func TestSetLogger(t *testing.T) {
+	t.Parallel()
 	first, firstLogs := observer.New(zap.DebugLevel)
 	second, secondLogs := observer.New(zap.DebugLevel)
 	b := NewBackend(BackendConfig{Name: "down", URL: "http://" + mcptest.ClosedAddr(t) + "/mcp", Logger: zap.New(first)})
@@ -336,6 +339,7 @@ func TestSetLogger(t *testing.T) {
 // structured content is the backend's own text of it, keys in its order,
 // and a result whose structured content is null gives its text.
 func TestCallGivesStructuredContentAsSent(t *testing.T) {
+	t.Parallel()
 	const sc = `{"zeta":1,"alpha":{"y":[3,"<&>",1.50],"b":null},"mid":"é"}`
 	rb := startRawBackend(t, &rawBackend{call: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 		if msg.Params.Name == "charge" {

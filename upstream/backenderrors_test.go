@@ -117,6 +117,7 @@ func callThrough(c *client.Client, tool string) (*callState, error) {
 // which refusals the call may go again after (the request never ran), and
 // which make the tool list worth reading again.
 func TestCallErrorsFromMCPGo(t *testing.T) {
+	t.Parallel()
 	reset := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err != nil {
@@ -184,6 +185,7 @@ func TestCallErrorsFromMCPGo(t *testing.T) {
 // TestStaleSession: the classification goes by the status the transport
 // saw and by error types, never by an error's text.
 func TestStaleSession(t *testing.T) {
+	t.Parallel()
 	text := errors.New("transport error: request failed with status 400: invalid session, session not found, terminated")
 	tests := []struct {
 		name    string
@@ -220,6 +222,7 @@ func TestStaleSession(t *testing.T) {
 // TestUnreachable: only an error from dialing says the request never left;
 // anything after the connection was made may have reached the server.
 func TestUnreachable(t *testing.T) {
+	t.Parallel()
 	dial := func(ctx context.Context, addr string) error {
 		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 		if err == nil {
@@ -285,6 +288,7 @@ func readAfterReset(t *testing.T) error {
 }
 
 func TestUnknownTool(t *testing.T) {
+	t.Parallel()
 	rpcErr := func(code int, msg string) error {
 		return (&mcp.JSONRPCErrorDetails{Code: code, Message: msg}).AsError()
 	}
@@ -309,6 +313,7 @@ func TestUnknownTool(t *testing.T) {
 // no URL, no wrapper of mcp-go's transport, a cut preview of a long body,
 // and the bounds' own errors as they are; errors.Is still sees the cause.
 func TestCleanMCPError(t *testing.T) {
+	t.Parallel()
 	refused := func() error {
 		_, err := http.Post("http://"+mcptest.ClosedAddr(t)+"/mcp?key=k3y", "application/json", strings.NewReader("{}"))
 		return err
@@ -358,6 +363,7 @@ func TestCleanMCPError(t *testing.T) {
 // TestValueOf: the value a tool result gives the code, or the tool's own
 // error.
 func TestValueOf(t *testing.T) {
+	t.Parallel()
 	text := func(s string) mcp.Content { return mcp.NewTextContent(s) }
 	tests := []struct {
 		name    string

@@ -44,6 +44,7 @@ func call(t *testing.T, c *Client, ctx context.Context, spec planSpec, base stri
 }
 
 func TestClientAgainstHTTPBin(t *testing.T) {
+	t.Parallel()
 	base := mcptest.StartHTTPBin(t)
 	c := NewClient()
 	defer c.Close()
@@ -141,6 +142,7 @@ func TestClientAgainstHTTPBin(t *testing.T) {
 }
 
 func TestReadResponseHugeLimit(t *testing.T) {
+	t.Parallel()
 	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("hello")), ContentLength: -1}
 	r, err := ReadResponse(resp, math.MaxInt64)
 	if err != nil || string(r.Body) != "hello" {

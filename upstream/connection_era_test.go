@@ -13,6 +13,7 @@ import (
 // and refused for their content (bad arguments, a header that disagrees
 // with the body): those keep the connection.
 func TestEraRefused(t *testing.T) {
+	t.Parallel()
 	const modern, legacy = "2026-07-28", "2025-11-25"
 	rpc := func(code int, msg string) error {
 		return (&mcp.JSONRPCErrorDetails{Code: code, Message: msg}).AsError()

@@ -21,6 +21,7 @@ import (
 // name and version, in initialize and, in the protocol era without
 // sessions, in each request's _meta.
 func TestClientInfo(t *testing.T) {
+	t.Parallel()
 	for _, era := range []struct {
 		name     string
 		versions []string // the server's; none: mcp-go's
@@ -88,6 +89,7 @@ func TestClientInfo(t *testing.T) {
 // calls after the connection is made, and after its event stream ends the
 // backend reconnects: the answers come on that stream.
 func TestSSEBackend(t *testing.T) {
+	t.Parallel()
 	srv := server.NewMCPServer("sse", "1")
 	srv.AddTool(mcp.NewTool("echo", mcp.WithString("word")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("echo " + req.GetString("word", "")), nil
@@ -120,6 +122,7 @@ func TestSSEBackend(t *testing.T) {
 // TestHoldFor: the wait before connecting again after event streams that
 // ended soon after they began, again and again.
 func TestHoldFor(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		n    int
 		want time.Duration

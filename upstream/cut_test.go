@@ -124,6 +124,7 @@ func fitsNoMember(src string, budget int) bool {
 }
 
 func TestCutJSON(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		src    string
@@ -178,6 +179,7 @@ func TestCutJSON(t *testing.T) {
 // TestCutKeepsEveryItemOfAShortList: three large items share the budget
 // rather than one filling it.
 func TestCutKeepsEveryItemOfAShortList(t *testing.T) {
+	t.Parallel()
 	cut := &Cut{}
 	out := cutJSON([]byte(items(3, 400)), 400, cut)
 	var got []map[string]any
@@ -192,6 +194,7 @@ func TestCutKeepsEveryItemOfAShortList(t *testing.T) {
 // TestCutLongListKeepsWholeItems: a long list of small items keeps the
 // first ones whole and drops the rest.
 func TestCutLongListKeepsWholeItems(t *testing.T) {
+	t.Parallel()
 	src := items(500, 20)
 	cut := &Cut{}
 	out := cutJSON([]byte(src), 2000, cut)
@@ -209,6 +212,7 @@ func TestCutLongListKeepsWholeItems(t *testing.T) {
 // counts are exact, text at a character boundary, and nothing cut at the
 // limit itself.
 func TestShapingText(t *testing.T) {
+	t.Parallel()
 	target := Target{Label: "GET /items"}
 	long := strings.Repeat("é", 2000) // 4000 bytes
 	for _, tt := range []struct {
@@ -277,6 +281,7 @@ func cutOf(res *mcp.CallToolResult) (*Cut, bool) {
 // marked in _meta, never in the object; the text is the same cut JSON
 // with the note, or with structured_text summary a short summary.
 func TestShapingStructured(t *testing.T) {
+	t.Parallel()
 	target := Target{Label: "GET /repos/o/r"}
 	body := fmt.Sprintf(`{"id":1,"name":"r","topics":["a","b"],"items":%s}`, items(60, 40))
 	for _, summary := range []bool{false, true} {
@@ -315,6 +320,7 @@ func TestShapingStructured(t *testing.T) {
 // TestShapingSummaryUncut: structured_text summary without a cut is the
 // summary alone; full with no limit leaves the result alone.
 func TestShapingSummaryUncut(t *testing.T) {
+	t.Parallel()
 	obj, _ := outputOperation(`{"type":"object"}`).structured([]byte(`{"a":[1,2,3],"b":{}}`), "answer")
 	got := Shaping{SummaryText: true}.apply(Target{Label: "GET /x"}, 200, obj, true)
 	want := "GET /x answered 200 OK: an object of 2 keys (a has 3 items), 20 bytes of JSON; see structuredContent."
@@ -379,6 +385,7 @@ func abs(n int) int {
 // structuredContent: the result is an error that still holds the cut
 // text. One that still matches is sent cut, as usual.
 func TestCutAgainstOutputSchema(t *testing.T) {
+	t.Parallel()
 	var members []string
 	for k := range 40 {
 		members = append(members, fmt.Sprintf(`"key_%d":"%s"`, k, strings.Repeat("v", 30)))
@@ -418,6 +425,7 @@ func TestCutAgainstOutputSchema(t *testing.T) {
 // Deep nesting is indexed in one pass (each level once, not once per
 // level above it): a 9,000-deep answer decodes and cuts like any other.
 func TestCutDeepNesting(t *testing.T) {
+	t.Parallel()
 	const depth = 9000
 	src := []byte(strings.Repeat("[", depth) + strings.TrimSuffix(strings.Repeat("1,", 50000), ",") + strings.Repeat("]", depth))
 	tree := newJSONTree(src)
@@ -657,6 +665,7 @@ func TestCutCountsWhatIsSent(t *testing.T) {
 // past that size says so too; small results, small bounds and no bound
 // announce nothing.
 func TestSizeHint(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		max  int64
 		want int

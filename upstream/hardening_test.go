@@ -8,6 +8,7 @@ import (
 )
 
 func TestRedirectLocation(t *testing.T) {
+	t.Parallel()
 	call := Target{Label: "GET /items/{env.K}", Path: "/items/{env.K}", Sent: "/t/tok3n/v1/items/s3cret", Base: "/t/tok3n/v1"}
 	tests := []struct{ location, want string }{
 		{"/t/tok3n/v1/items/s3cret/", "/items/{env.K}/"},

@@ -13,6 +13,7 @@ import (
 // TestInstructions: the instructions of the backend's initialize answer
 // are kept, in both protocol eras, and a change of them changes Version.
 func TestInstructions(t *testing.T) {
+	t.Parallel()
 	const text = "Search with the filter syntax: state:open label:bug."
 	for _, tt := range []struct {
 		name string

@@ -14,6 +14,7 @@ import (
 )
 
 func TestCompileJqErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		filter, want string
 	}{

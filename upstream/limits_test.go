@@ -20,6 +20,7 @@ import (
 )
 
 func TestAnswerBodyTotal(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		size    int
 		wantErr bool
@@ -45,6 +46,7 @@ func TestAnswerBodyTotal(t *testing.T) {
 // message: lines, events and their data lines as mcp-go splits them, read
 // whole and one byte at a time.
 func TestEventFrame(t *testing.T) {
+	t.Parallel()
 	many := func(line string, n int) string { return strings.Repeat(line, n) }
 	tests := []struct {
 		name, stream string
@@ -97,6 +99,7 @@ func TestEventFrame(t *testing.T) {
 // data lines, so an event of many short lines is refused once the copying
 // passes 64 times its size and 1MiB, long before its size bound.
 func TestEventFrameSplitEvents(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, stream string
 		wantErr      bool

@@ -14,6 +14,7 @@ import (
 )
 
 func TestNewOperationRefuses(t *testing.T) {
+	t.Parallel()
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	tests := []struct {
 		name string
@@ -66,6 +67,7 @@ func TestNewOperationRefuses(t *testing.T) {
 // TestOperationSchema: arg lines make the schema in their order; an
 // input_schema is the schema, byte for byte.
 func TestOperationSchema(t *testing.T) {
+	t.Parallel()
 	op, err := NewOperation(Definition{Method: "GET", Path: "/items", Args: []Arg{
 		{Name: "status", Description: "Filter", Enum: []json.RawMessage{json.RawMessage(`"open"`)}, Default: json.RawMessage(`"open"`)},
 		{Name: "limit", Type: "integer", Required: true},
@@ -92,6 +94,7 @@ func TestOperationSchema(t *testing.T) {
 // model does and says where null is a value; the request names it as the
 // API does and sends null only in a JSON body.
 func TestOperationWireNamesAndNull(t *testing.T) {
+	t.Parallel()
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	op, err := NewOperation(Definition{Name: "update", Method: "PATCH", Path: "/items/{itemId}", Args: []Arg{
 		{Name: "item_id", WireName: "itemId", Type: "integer", Required: true},
@@ -155,6 +158,7 @@ func TestOperationWireNamesAndNull(t *testing.T) {
 }
 
 func TestOperationCheck(t *testing.T) {
+	t.Parallel()
 	op, err := NewOperation(Definition{Name: "list", Method: "GET", Path: "/items", Args: []Arg{
 		{Name: "limit", Type: "integer", Default: json.RawMessage(`10`)},
 		{Name: "q", Required: true},
@@ -186,6 +190,7 @@ func TestOperationCheck(t *testing.T) {
 // definition, or with CompileOnUse, fails the first call that needs it
 // with the same words, every time.
 func TestCompileOnUse(t *testing.T) {
+	t.Parallel()
 	input := json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`)
 	output := json.RawMessage(`{"type":"object","properties":{"b":{"type":"string","pattern":"("}}}`)
 	good := json.RawMessage(`{"type":"object"}`)
@@ -225,6 +230,7 @@ func TestCompileOnUse(t *testing.T) {
 // Target names the request without its base path, and a redirect below
 // the base path is shown as a tool path.
 func TestOperationCall(t *testing.T) {
+	t.Parallel()
 	var got *http.Request
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r
@@ -307,6 +313,7 @@ func TestOperationCall(t *testing.T) {
 // and a mirror that no header could carry, or that two args share, is
 // refused naming its arg.
 func TestMirrorHeader(t *testing.T) {
+	t.Parallel()
 	op, err := NewOperation(Definition{Method: "GET", Path: "/items", Args: []Arg{
 		{Name: "region", Description: "Where", MirrorHeader: "Region", Enum: []json.RawMessage{json.RawMessage(`"eu"`)}},
 		{Name: "limit", Type: "integer", MirrorHeader: "Limit"},

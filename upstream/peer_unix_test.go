@@ -13,6 +13,7 @@ import (
 // is told from one that is open, with or without bytes waiting, and
 // looking does not consume the bytes.
 func TestClosedByPeer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		peer    func(net.Conn) // what the other end does before the look

@@ -27,6 +27,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 }
 
 func TestRequestPlanRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		spec    planSpec
@@ -86,6 +87,7 @@ func TestRequestPlanRejects(t *testing.T) {
 }
 
 func TestCheckBase(t *testing.T) {
+	t.Parallel()
 	base := mustURL(t, "https://api.example.com/v2?Region=eu")
 	for _, tt := range []struct {
 		spec    planSpec
@@ -114,6 +116,7 @@ func TestCheckBase(t *testing.T) {
 }
 
 func TestLabel(t *testing.T) {
+	t.Parallel()
 	tool, err := newRequestPlan(planSpec{Method: "get", Path: "/t/{env.TENANT}/items/{id}", Args: []planArg{{Name: "id"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +130,7 @@ func TestLabel(t *testing.T) {
 }
 
 func TestApplyDefaults(t *testing.T) {
+	t.Parallel()
 	tool, err := newRequestPlan(planSpec{Method: "GET", Path: "/", Args: []planArg{{Name: "limit", Default: 10.0}, {Name: "q"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +151,7 @@ func TestApplyDefaults(t *testing.T) {
 // A fault of the path or of one argument says which, so that a
 // configuration can point at its line; others say neither.
 func TestRequestPlanNamesThePart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		spec planSpec

@@ -97,6 +97,7 @@ func checkQuick(t testing.TB, op *Operation, argsJSON string) (quick, valid bool
 // and random argument objects, quickCheck accepts nothing the JSON Schema
 // validator refuses, and accepts most of what it takes.
 func TestQuickCheckNeverAcceptsWhatTheValidatorRefuses(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	names := []string{"a", "b", "s", "l", "n", "f", "extra"}
 	var valid, quick int
@@ -138,6 +139,7 @@ func TestQuickCheckNeverAcceptsWhatTheValidatorRefuses(t *testing.T) {
 // TestQuickCheckDefersTheRest: what is not plainly valid goes to the
 // validator, which words the error.
 func TestQuickCheckDefersTheRest(t *testing.T) {
+	t.Parallel()
 	tools := map[string]*Operation{}
 	for _, tool := range quickTools() {
 		op, err := NewOperation(tool)

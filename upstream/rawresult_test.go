@@ -42,6 +42,7 @@ func describeValue(a Answer, err error) string {
 // must see (more input asked for, content other than text, bytes that do
 // not decode as a result).
 func TestResultOfAgreesWithClient(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		raw   string
@@ -89,6 +90,7 @@ func TestResultOfAgreesWithClient(t *testing.T) {
 // whose state is in the context, and only that: the client then parses
 // the placeholder to an empty result.
 func TestTakeResult(t *testing.T) {
+	t.Parallel()
 	const result = `{"content":[{"type":"text","text":"{\"id\":\"a1\"}"}]}`
 	call := transport.JSONRPCRequest{Method: string(mcp.MethodToolsCall)}
 	state := &callState{}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestNewRequest(t *testing.T) {
+	t.Parallel()
 	base := mustURL(t, "https://api.example.com/v2/?key={env.KEY}")
 	base.RawQuery = "fixed=1"
 	repl := mapReplacer{"env.KEY": "s3cret"}
@@ -197,6 +198,7 @@ func TestNewRequest(t *testing.T) {
 }
 
 func TestNewRequestRefusesBadValues(t *testing.T) {
+	t.Parallel()
 	tool, err := newRequestPlan(planSpec{Method: "GET", Path: "/f/{p}", Args: []planArg{{Name: "p"}, {Name: "h", In: InHeader}}})
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +220,7 @@ func TestNewRequestRefusesBadValues(t *testing.T) {
 // through by a free-form schema, and wherever it would go (a server may
 // merge the body with the query).
 func TestNewRequestKeepsFixedQuery(t *testing.T) {
+	t.Parallel()
 	fixed := []Field{{"tenant", "acme"}, {"api_key", "{env.KEY}"}}
 	repl := mapReplacer{"env.KEY": "s3cret"}
 	tests := []struct {
@@ -349,6 +352,7 @@ func TestNewRequestKeepsFixedQuery(t *testing.T) {
 }
 
 func TestHostHeader(t *testing.T) {
+	t.Parallel()
 	tool, err := newRequestPlan(planSpec{Method: "GET", Path: "/x", Header: []Field{{"Host", "api.internal"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -363,6 +367,7 @@ func TestHostHeader(t *testing.T) {
 }
 
 func TestLabelKeepsPlaceholders(t *testing.T) {
+	t.Parallel()
 	tool, err := newRequestPlan(planSpec{Method: "POST", Path: "/hooks/{env.TOKEN}/{id}", Args: []planArg{{Name: "id"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ func response(status int, contentType string, body string) *Response {
 }
 
 func TestResult(t *testing.T) {
+	t.Parallel()
 	call := Target{Label: "GET /items", URI: "caddy-mcp://t/items"}
 	const output = `{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`
 	_, err := CompileSchema([]byte(output))
@@ -90,6 +91,7 @@ func TestResult(t *testing.T) {
 }
 
 func TestResultResourceURI(t *testing.T) {
+	t.Parallel()
 	res, _ := response(200, "application/pdf", "\xff\xd8 binary").result(context.Background(), Target{Label: "GET /f", URI: "caddy-mcp://t/f"}, &Operation{})
 	er, ok := res.Content[0].(mcp.EmbeddedResource)
 	if !ok {
@@ -102,6 +104,7 @@ func TestResultResourceURI(t *testing.T) {
 }
 
 func TestViolationsListEach(t *testing.T) {
+	t.Parallel()
 	s, err := CompileSchema([]byte(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"enum":["x","y"]}},"required":["c"]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +120,7 @@ func TestViolationsListEach(t *testing.T) {
 }
 
 func TestCompileSchemaRefusesExternalRefs(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		`{"$ref":"file:///etc/passwd"}`,
 		`{"$ref":"http://127.0.0.1:1/schema.json"}`,

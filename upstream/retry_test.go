@@ -94,6 +94,7 @@ func (s *droppingServer) count() int {
 // backend marks read-only or idempotent. Any other call fails, and the
 // backend has seen it once.
 func TestRetryStaleConnAfterTheRequestWentOut(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name      string
 		state     *callState
@@ -153,6 +154,7 @@ func TestRetryStaleConnAfterTheRequestWentOut(t *testing.T) {
 // body can be read again goes out again, a call that may not run twice
 // only from a pooled connection; an answer of any status is an answer.
 func TestRetryStaleConnSendsAgainAtMostOnce(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		drop         func(total, onConn int) bool
@@ -240,6 +242,7 @@ func TestRetryStaleConnSendsAgainAtMostOnce(t *testing.T) {
 // net/http saw it close while idle. A refused dial or a timeout is not
 // one.
 func TestStaleConnection(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  error

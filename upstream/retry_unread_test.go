@@ -18,6 +18,7 @@ const goUnread = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=
 // nowhere. An answer that only looks like it is the backend's answer,
 // body and all.
 func TestRetryStaleConnUnreadRequest(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name      string
 		answer    string

@@ -45,6 +45,7 @@ func compileTags(t testing.TB) interface{ Validate(any) error } {
 }
 
 func TestViolationsListTheFirstAndCount(t *testing.T) {
+	t.Parallel()
 	s := compileTags(t)
 	for _, n := range []int{1, 20, 21, 450_000} {
 		err := s.Validate(decodeArgs(t, tagsBody(n, "1")))
@@ -99,6 +100,7 @@ func TestValidationErrorRetainsLittle(t *testing.T) {
 }
 
 func TestCompileSchemaErrorIsBounded(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)
 	for i := range 1000 {
@@ -147,6 +149,7 @@ func benchValidate(b *testing.B, body []byte, valid bool) {
 }
 
 func TestViolationsShortenLongLines(t *testing.T) {
+	t.Parallel()
 	// A property name of 100 KB, under a schema for any property.
 	s, err := CompileSchema([]byte(`{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}}}`))
 	if err != nil {

@@ -12,6 +12,7 @@ func boolPtr(b bool) *bool { return &b }
 // TestStyledQuery writes arrays, objects and scalars in every query style
 // and checks the exact query sent.
 func TestStyledQuery(t *testing.T) {
+	t.Parallel()
 	colors := []any{"blue", "black", "brown"}
 	rgb := map[string]any{"R": 100.0, "G": 200.0, "B": 150.0}
 	tests := []struct {
@@ -120,6 +121,7 @@ func endsInError(t *testing.T, err error, wantErr string) bool {
 
 // TestStyledPathAndHeader writes arrays and objects in style simple.
 func TestStyledPathAndHeader(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		explode    *bool
@@ -184,6 +186,7 @@ func TestStyledPathAndHeader(t *testing.T) {
 
 // TestStyleRefused: a style must fit the placement and the type.
 func TestStyleRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		arg     planArg
@@ -214,6 +217,7 @@ func TestStyleRefused(t *testing.T) {
 // TestOperationStyles: typed arg lines and args beside an input_schema
 // both take a style.
 func TestOperationStyles(t *testing.T) {
+	t.Parallel()
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	base := mustURL(t, "https://api.example.com")
 	for _, def := range []Definition{

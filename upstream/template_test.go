@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseTemplate(t *testing.T) {
+	t.Parallel()
 	isArg := func(n string) bool { return n == "owner" || n == "repo" }
 	tests := []struct {
 		tmpl    string
@@ -39,6 +40,7 @@ func TestParseTemplate(t *testing.T) {
 }
 
 func TestPlaceholders(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		text string
 		want []string
@@ -56,6 +58,7 @@ func TestPlaceholders(t *testing.T) {
 }
 
 func TestExpandPath(t *testing.T) {
+	t.Parallel()
 	tpl, err := ParseTemplate("/t/{env.TENANT}/files/{path}", func(n string) bool { return n == "path" })
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +114,7 @@ func TestExpandPath(t *testing.T) {
 // a dot segment with the template's own text once a server decodes the
 // path; the template's own dot segments are left alone.
 func TestExpandPathWithTheTextBeside(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		tmpl, value, want string
 	}{

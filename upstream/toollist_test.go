@@ -124,6 +124,7 @@ func TestToolListBounds(t *testing.T) {
 // refused for a session the backend forgot makes the backend connect
 // again.
 func TestRelist(t *testing.T) {
+	t.Parallel()
 	var listed atomic.Pointer[string]
 	rb := startRawBackend(t, &rawBackend{list: func(w http.ResponseWriter, msg mcptest.RPCRequest) {
 		io.WriteString(w, rpcResult(msg.ID, `{"tools":[`+*listed.Load()+`]}`))

@@ -37,6 +37,7 @@ func attrOf(s tracetest.SpanStub, key string) string {
 }
 
 func TestClientDoTracesTheRequest(t *testing.T) {
+	t.Parallel()
 	var got sync.Map // path -> the traceparent the upstream received last
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.Store(r.URL.Path, r.Header.Get("Traceparent"))
@@ -113,6 +114,7 @@ func TestClientDoTracesTheRequest(t *testing.T) {
 }
 
 func TestTraceMeta(t *testing.T) {
+	t.Parallel()
 	if m := TraceMeta(context.Background()); m != nil {
 		t.Errorf("untraced: %v", m)
 	}
@@ -125,6 +127,7 @@ func TestTraceMeta(t *testing.T) {
 }
 
 func TestTracedTransportLeavesTheRequestAlone(t *testing.T) {
+	t.Parallel()
 	var got string
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		got = r.Header.Get("Traceparent")
