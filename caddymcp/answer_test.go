@@ -62,6 +62,7 @@ var answerTexts = []string{
 }
 
 func TestAppendAnswerIsJSONMarshal(t *testing.T) {
+	t.Parallel()
 	ids := []string{`7`, `-1`, `0`, `1.5e3`, `12345678901234567890`, `"abc"`, `"<id>&"`, `"a\"b"`, `"\u00e9"`, `"é\u2028"`, `"tab\there"`}
 	for _, id := range ids {
 		for _, text := range answerTexts {

@@ -23,6 +23,7 @@ func sameArgs(t *testing.T, raw string) {
 // JSON text: strings with escapes, surrogates and bad UTF-8, numbers of
 // every form, repeated keys, nesting, white space, non-objects.
 func TestDecodeArgsAgreesWithEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		`{}`, ` { } `, "\t{\n\"a\" :\r1 }\n", `null`, `[]`, `[1]`, `"a"`, `1`, `true`,
 		`{"a":1,"a":2}`, `{"a":{"b":1},"a":{"c":2}}`,

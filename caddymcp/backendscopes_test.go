@@ -120,6 +120,7 @@ func TestCodeModeBackendScopes(t *testing.T) {
 // pass the Caddyfile's checks), and a tool needs those of the backend and
 // of every glob it matches, once each.
 func TestBackendScopesConfig(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		backend       CodeModeBackend

@@ -56,6 +56,7 @@ func rawList(values ...string) []json.RawMessage {
 }
 
 func TestUnmarshalCaddyfileHandler(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		input string
@@ -153,6 +154,7 @@ func TestUnmarshalCaddyfileHandler(t *testing.T) {
 }
 
 func TestUnmarshalCaddyfileTool(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		lines string
@@ -307,6 +309,7 @@ func TestUnmarshalCaddyfileTool(t *testing.T) {
 }
 
 func TestUnmarshalCaddyfileMethodWords(t *testing.T) {
+	t.Parallel()
 	for word, method := range map[string]string{
 		"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD",
 	} {
@@ -320,6 +323,7 @@ func TestUnmarshalCaddyfileMethodWords(t *testing.T) {
 }
 
 func TestUnmarshalCaddyfileArg(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		line string // the arg line and its block, inside a tool
@@ -492,6 +496,7 @@ func TestUnmarshalCaddyfileArg(t *testing.T) {
 }
 
 func TestUnmarshalCaddyfileArgTypeWords(t *testing.T) {
+	t.Parallel()
 	for _, word := range []string{
 		"string", "integer", "number", "boolean", "object", "array",
 		"string[]", "integer[]", "number[]", "boolean[]", "object[]",
@@ -510,6 +515,7 @@ func TestUnmarshalCaddyfileArgTypeWords(t *testing.T) {
 // {http.request.uri.path}) before the parser sees a token. The test
 // dispenser does not, so these inputs are written already expanded.
 func TestUnmarshalCaddyfileShorthandArgs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		lines string
@@ -566,6 +572,7 @@ func TestUnmarshalCaddyfileShorthandArgs(t *testing.T) {
 }
 
 func TestUnmarshalCaddyfileErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		input   string
@@ -737,6 +744,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 // Caddyfile adapter marshals the handler, and a value that is not valid
 // JSON turns the whole handler into null with only a warning.
 func TestUnmarshalCaddyfileDefaultsAreValidJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		line string
@@ -768,6 +776,7 @@ func TestUnmarshalCaddyfileDefaultsAreValidJSON(t *testing.T) {
 // STYLE rule 7 asks the parser to reject duplicates and wrong argument
 // counts, inside an arg block too.
 func TestUnmarshalCaddyfileArgBlockDuplicates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		block   string
@@ -875,6 +884,7 @@ func writeGolden(t *testing.T, file, input string) {
 // order of the lines in the site block: a catch-all respond or
 // reverse_proxy written first must not hide the MCP endpoint.
 func TestDirectiveOrder(t *testing.T) {
+	t.Parallel()
 	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(`:8080 {
 	reverse_proxy 127.0.0.1:9000
 	respond "fallback"

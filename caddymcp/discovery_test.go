@@ -464,6 +464,7 @@ func TestDiscoveryConfigErrors(t *testing.T) {
 }
 
 func TestUnmarshalDiscovery(t *testing.T) {
+	t.Parallel()
 	const tool = "\n tool a {\n  description d\n  get /a\n }\n}"
 	for _, tc := range []struct{ input, want string }{
 		{"mcp {\n discovery" + tool, "wrong argument count"},

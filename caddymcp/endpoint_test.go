@@ -317,6 +317,7 @@ func TestReadBodyDoesNotTrustALargeLength(t *testing.T) {
 // TestReadBodyRefusesALargeDeclaredLength: a declared length over the
 // limit is refused before anything is read.
 func TestReadBodyRefusesALargeDeclaredLength(t *testing.T) {
+	t.Parallel()
 	body := &countingReader{r: strings.NewReader(strings.Repeat("x", 2048))}
 	r := httptest.NewRequest("POST", "/mcp", body)
 	r.ContentLength = 1025

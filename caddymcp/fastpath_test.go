@@ -512,6 +512,7 @@ func (l *upstreamLog) take() []string {
 
 // TestMCPGoVersion fails when go.mod moves mcp-go to another version.
 func TestMCPGoVersion(t *testing.T) {
+	t.Parallel()
 	// The fast path takes a tools/call only when every check mcp-go's
 	// streamable HTTP server makes of it is sure to pass, and writes the
 	// bytes mcp-go writes; both were read off this version of mcp-go. When

@@ -25,6 +25,7 @@ import (
 // Only a URL that can name no other machine, over plain HTTP, may be
 // served in process.
 func TestLocalTargetOf(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		url  string
 		ok   bool
@@ -58,6 +59,7 @@ func TestLocalTargetOf(t *testing.T) {
 
 // A listener serves the target when a connection to it would reach it.
 func TestLocalTargetListensOn(t *testing.T) {
+	t.Parallel()
 	v4 := localTarget{ip: []byte{127, 0, 0, 1}, port: 8080}
 	for _, tt := range []struct {
 		listen string

@@ -20,6 +20,7 @@ var snakeCase = regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 // TestExecutionOutcome: every error kind the model reads has its own
 // snake_case outcome label.
 func TestExecutionOutcome(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, tt := range []struct {
 		kind     string
@@ -50,6 +51,7 @@ func TestExecutionOutcome(t *testing.T) {
 }
 
 func TestBackendOutcome(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		err  error
 		want string

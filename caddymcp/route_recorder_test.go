@@ -15,6 +15,7 @@ import (
 // not a number) reserves nothing ahead of the bytes. Whatever it reserves,
 // it keeps every byte written within the limit and refuses the rest.
 func TestRecorderDeclaredLength(t *testing.T) {
+	t.Parallel()
 	chunk := bytes.Repeat([]byte("x"), 16<<10)
 	cases := []struct {
 		name     string
@@ -76,6 +77,7 @@ func TestRecorderDeclaredLength(t *testing.T) {
 // The answer a recorder builds carries the status first set, the headers
 // and the body written.
 func TestRecorderAnswer(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder(1 << 10)
 	rec.WriteHeader(103) // informational: changes nothing
 	rec.Header().Set("Content-Type", "application/json")

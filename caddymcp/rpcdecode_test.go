@@ -78,6 +78,7 @@ var rpcSeeds = []string{
 }
 
 func TestDecodeRPCMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, seed := range rpcSeeds {
 		var got rpcInfo
 		ok := decodeRPC([]byte(seed), &got)
@@ -91,6 +92,7 @@ func TestDecodeRPCMatchesEncodingJSON(t *testing.T) {
 // TestDecodeRPCTakesTheUsual holds the usual messages to the quick
 // reading, so the allocation it saves is not lost to a fallback.
 func TestDecodeRPCTakesTheUsual(t *testing.T) {
+	t.Parallel()
 	for _, seed := range rpcSeeds[:2] {
 		var info rpcInfo
 		if !quickRPC([]byte(seed), &info) || !quickParams(info.RawParams, &info.Params) {

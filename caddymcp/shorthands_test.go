@@ -55,6 +55,7 @@ func adapterRewrite(text string) string {
 // be restored, in descriptions and in the path of a tool with an argument
 // of its name, and every entry of the table to be one the adapter makes.
 func TestShorthandsMatchCaddy(t *testing.T) {
+	t.Parallel()
 	simple, prefixes := caddyShorthands(t)
 	var written []string
 	written = append(written, simple...)
@@ -159,6 +160,7 @@ func TestShorthandPlaceholdersAsArguments(t *testing.T) {
 // argument of that name". With input_schema, a property is an argument
 // even without an arg line.
 func TestShorthandPlaceholderAsInputSchemaProperty(t *testing.T) {
+	t.Parallel()
 	_, paths := adaptedToolPaths(t, `:8080 {
 	mcp /mcp {
 		upstream http://127.0.0.1:9
@@ -180,6 +182,7 @@ func TestShorthandPlaceholderAsInputSchemaProperty(t *testing.T) {
 // Every shorthand the Caddyfile adapter expands whose name could be an
 // argument name comes back as that argument in a tool's path line.
 func TestShorthandNamesAsArguments(t *testing.T) {
+	t.Parallel()
 	names := []string{
 		"host", "hostport", "port", "orig_method", "orig_uri", "orig_path", "orig_dir", "orig_file",
 		"orig_query", "method", "uri", "path", "dir", "file", "query", "remote", "remote_host",
@@ -205,6 +208,7 @@ func TestShorthandNamesAsArguments(t *testing.T) {
 // Shorthands stay as written in text that is never replaced: titles,
 // descriptions, defaults, enums, schemas and the path template.
 func TestShorthandsStayInTextNeverReplaced(t *testing.T) {
+	t.Parallel()
 	handlers := adaptMCPHandlers(t, `:8080 {
 	mcp {
 		tool read {

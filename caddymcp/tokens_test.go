@@ -7,6 +7,7 @@ import (
 )
 
 func TestBadJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		input string // the JSON is the argument of the line "schema"

@@ -19,6 +19,7 @@ func checkMCP(input string) error {
 }
 
 func TestCheckCaddyfile(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		input string

@@ -460,6 +460,7 @@ func BenchmarkTraceHooks(b *testing.B) {
 // A client names tools and ids: a span takes at most maxSpanText bytes
 // of them, cut between characters.
 func TestSpanTextIsCut(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", maxSpanText) // 2 bytes each
 	for _, c := range []struct{ in, want string }{
 		{"get_order", "get_order"},
@@ -478,6 +479,7 @@ func TestSpanTextIsCut(t *testing.T) {
 }
 
 func TestRPCErrorCode(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		head string
 		want string // "" for no error
