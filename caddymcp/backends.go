@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
-	"github.com/caddy-mcp/caddy-mcp/upstream"
+	"github.com/caddy-mcp/caddy-mcp/mcpbackend"
 )
 
 // backendPool keeps backend clients and their tool lists across config
@@ -27,7 +27,7 @@ var backendPool = caddy.NewUsagePool()
 
 // pooledBackend lets the pool close a client nobody uses any more.
 type pooledBackend struct {
-	*upstream.Backend
+	*mcpbackend.Backend
 	local *localTransport // nil when no server of this Caddy could serve its URL
 }
 
@@ -37,7 +37,7 @@ func (p pooledBackend) Destruct() error { return p.Close() }
 type backendRef struct {
 	name    string
 	key     string
-	backend *upstream.Backend
+	backend *mcpbackend.Backend
 	local   *localTransport
 	scopes  *backendScopes // nil when its tools need none
 }
@@ -69,7 +69,7 @@ func loadBackend(cfg *CodeModeBackend, logger *zap.Logger) (*backendRef, error) 
 			}
 			return local
 		}
-		backend := upstream.NewBackend(upstream.BackendConfig{
+		backend := mcpbackend.New(mcpbackend.Config{
 			Name:      cfg.Name,
 			URL:       cfg.URL,
 			Transport: cfg.Transport,
@@ -139,7 +139,7 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 			// The sandbox offers only the tools the caller may call,
 			// except while the backend's list is unknown: then any name
 			// reaches here.
-			var ans upstream.Answer
+			var ans mcpbackend.Answer
 			var outcome string
 			err := ref.scopes.refuse(ref.name, tool, caller)
 			if err != nil {
@@ -150,7 +150,7 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 				outcome = backendOutcome(err)
 				endBindingSpan(span, outcome, err)
 			}
-			var be *upstream.BackendError
+			var be *mcpbackend.BackendError
 			if errors.As(err, &be) {
 				err = &codemode.ToolError{Message: be.Message}
 			}
@@ -205,7 +205,7 @@ const maxLoggedCollisions = 10
 
 // newBackendView has codemode name the tools for the sandbox, and logs,
 // once, the names that collided.
-func (cm *CodeMode) newBackendView(ref *backendRef, version uint64, tools []upstream.RemoteTool, instructions string) *backendView {
+func (cm *CodeMode) newBackendView(ref *backendRef, version uint64, tools []mcpbackend.RemoteTool, instructions string) *backendView {
 	name := ref.name
 	v := &backendView{version: version, known: make(map[string]bool, len(tools)),
 		name: name, instructions: instructions, scopes: ref.scopes}

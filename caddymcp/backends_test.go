@@ -28,7 +28,7 @@ import (
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
-	"github.com/caddy-mcp/caddy-mcp/upstream"
+	"github.com/caddy-mcp/caddy-mcp/mcpbackend"
 )
 
 // sameNameBackend is an MCP server whose tools/list holds n tools all
@@ -1035,7 +1035,7 @@ func BenchmarkBindingCall(b *testing.B) {
 	req.Params.Name = "echo"
 	req.Params.Arguments = map[string]any{"text": text}
 
-	backend := upstream.NewBackend(upstream.BackendConfig{Name: "api", URL: hs.URL})
+	backend := mcpbackend.New(mcpbackend.Config{Name: "api", URL: hs.URL})
 	defer backend.Close()
 	if _, err := backend.Tools(ctx, time.Now().Add(5*time.Second)); err != nil {
 		b.Fatal(err)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/caddy-mcp/caddy-mcp/internal/authtest"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
-	"github.com/caddy-mcp/caddy-mcp/upstream"
+	"github.com/caddy-mcp/caddy-mcp/mcpbackend"
 )
 
 // Only a URL that can name no other machine, over plain HTTP, may be
@@ -119,18 +119,18 @@ func TestLocalFindServer(t *testing.T) {
 // backendPair is one backend URL reached twice: over the network, and
 // through localTransport, which counts its requests in requests.
 type backendPair struct {
-	network, local *upstream.Backend
+	network, local *mcpbackend.Backend
 	requests       *prometheus.CounterVec
 }
 
 func newBackendPair(t testing.TB, rawURL string, header map[string]string) *backendPair {
 	t.Helper()
 	p := &backendPair{requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "r"}, []string{"backend", "via"})}
-	cfg := upstream.BackendConfig{Name: "b", URL: rawURL, Timeout: 5 * time.Second}
+	cfg := mcpbackend.Config{Name: "b", URL: rawURL, Timeout: 5 * time.Second}
 	if header != nil {
 		cfg.Header = func(context.Context) map[string]string { return header }
 	}
-	p.network = upstream.NewBackend(cfg)
+	p.network = mcpbackend.New(cfg)
 	cfg.WrapTransport = func(network http.RoundTripper) http.RoundTripper {
 		lt := newLocalTransport("b", rawURL, network)
 		if lt == nil {
@@ -139,7 +139,7 @@ func newBackendPair(t testing.TB, rawURL string, header map[string]string) *back
 		lt.requests.Store(p.requests)
 		return lt
 	}
-	p.local = upstream.NewBackend(cfg)
+	p.local = mcpbackend.New(cfg)
 	t.Cleanup(func() { p.network.Close(); p.local.Close() })
 	return p
 }
@@ -382,7 +382,7 @@ func BenchmarkLocalBackendCall(b *testing.B) {
 	args := []byte(`{"id":"a1"}`)
 	for _, way := range []struct {
 		name    string
-		backend *upstream.Backend
+		backend *mcpbackend.Backend
 	}{{"http", p.network}, {"in_process", p.local}} {
 		if _, err := way.backend.Tools(ctx, wait); err != nil {
 			b.Fatal(err)

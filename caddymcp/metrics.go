@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
-	"github.com/caddy-mcp/caddy-mcp/upstream"
+	"github.com/caddy-mcp/caddy-mcp/mcpbackend"
 )
 
 // metrics are the handlers' Prometheus collectors, registered on each
@@ -113,8 +113,8 @@ func executionOutcome(e *codemode.Error, canceled bool) string {
 
 // backendOutcome is the outcome label of a backend call that returned err.
 func backendOutcome(err error) string {
-	var be *upstream.BackendError
-	var tooLarge *upstream.AnswerTooLargeError
+	var be *mcpbackend.BackendError
+	var tooLarge *mcpbackend.AnswerTooLargeError
 	switch {
 	case err == nil:
 		return outcomeOK

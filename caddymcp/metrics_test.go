@@ -12,7 +12,7 @@ import (
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
-	"github.com/caddy-mcp/caddy-mcp/upstream"
+	"github.com/caddy-mcp/caddy-mcp/mcpbackend"
 )
 
 var snakeCase = regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
@@ -57,8 +57,8 @@ func TestBackendOutcome(t *testing.T) {
 		want string
 	}{
 		{nil, "ok"},
-		{&upstream.BackendError{Message: "no such issue"}, "upstream_status"},
-		{&upstream.AnswerTooLargeError{Limit: 1 << 20}, "too_large"},
+		{&mcpbackend.BackendError{Message: "no such issue"}, "upstream_status"},
+		{&mcpbackend.AnswerTooLargeError{Limit: 1 << 20}, "too_large"},
 		{fmt.Errorf("no answer within 30s: %w", context.DeadlineExceeded), "timeout"},
 		{fmt.Errorf("unavailable: %w", context.Canceled), "canceled"},
 		{errors.New("unavailable: connection refused"), "upstream_error"},

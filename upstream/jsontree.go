@@ -55,7 +55,7 @@ func (t *jsonTree) value(i int, keyStart int32) int32 {
 	n := jsonNode{start: int32(i), keyStart: keyStart, first: -1, next: -1, kind: t.src[i]}
 	switch n.kind {
 	case '"':
-		n.end = int32(stringEnd(t.src, i))
+		n.end = int32(StringEnd(t.src, i))
 	case '{', '[':
 		sp := t.span(i)
 		n.end, n.count = sp.end, sp.count
@@ -93,7 +93,7 @@ func (t *jsonTree) firstChild(idx int32) int32 {
 		keyStart := int32(-1)
 		if closing == '}' {
 			keyStart = int32(i)
-			i = stringEnd(t.src, i) + 1 // past the colon
+			i = StringEnd(t.src, i) + 1 // past the colon
 		}
 		child := t.value(i, keyStart)
 		if prev < 0 {
@@ -118,7 +118,7 @@ func containerSpans(src []byte) []span {
 	for j := 0; j < len(src); j++ {
 		switch src[j] {
 		case '"':
-			j = stringEnd(src, j) - 1
+			j = StringEnd(src, j) - 1
 		case '{', '[':
 			sp := span{start: int32(j), end: int32(len(src))}
 			if j+1 < len(src) && src[j+1] != '}' && src[j+1] != ']' {
@@ -149,9 +149,9 @@ func (t *jsonTree) span(i int) span {
 	return span{start: int32(i), end: int32(len(t.src))} // not reached with valid JSON
 }
 
-// stringEnd returns the end of the JSON string starting at src[i]: past
+// StringEnd returns the end of the JSON string starting at src[i]: past
 // the first quote that an even number of backslashes precedes.
-func stringEnd(src []byte, i int) int {
+func StringEnd(src []byte, i int) int {
 	i++
 	for {
 		j := bytes.IndexByte(src[i:], '"')
@@ -178,7 +178,7 @@ func compactJSON(src []byte) []byte {
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; c {
 		case '"':
-			i = stringEnd(src, i) - 1
+			i = StringEnd(src, i) - 1
 		case ' ', '\t', '\n', '\r':
 			if out == nil {
 				out = make([]byte, 0, len(src))

@@ -15,8 +15,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// errorBodyPreview is how much of a failed answer's body an error shows.
-const errorBodyPreview = 512
+// PreviewSize is how much of a failed answer's body an error shows: a
+// Preview of a longer text is cut.
+const PreviewSize = 512
 
 // Target names the request one call sent, in results, errors and logs,
 // without what may be secret.
@@ -68,7 +69,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) (*m
 	case jsonType:
 		if !json.Valid(r.Body) {
 			return ErrorResult(fmt.Sprintf("%s: upstream answered %s with invalid JSON: %s",
-				target.Label, mediaType, preview(r.Body))), nil
+				target.Label, mediaType, Preview(r.Body))), nil
 		}
 		if output {
 			return op.structured(validUTF8(r.Body), target.Label+": the upstream answer")
@@ -85,7 +86,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) (*m
 	case strings.HasPrefix(mediaType, "text/") || utf8.Valid(r.Body):
 		if output {
 			return ErrorResult(fmt.Sprintf("%s: the tool has an output_schema, but the upstream answered %s that is not JSON: %s",
-				target.Label, orUnknown(mediaType), preview(r.Body))), nil
+				target.Label, orUnknown(mediaType), Preview(r.Body))), nil
 		}
 		return TextResult(string(validUTF8(r.Body))), nil
 	default:
@@ -108,7 +109,7 @@ func (r *Response) result(ctx context.Context, target Target, op *Operation) (*m
 func (r *Response) filtered(ctx context.Context, target Target, op *Operation, mediaType string, jsonType bool) (*mcp.CallToolResult, []string) {
 	if !(jsonType || mediaType == "" || strings.HasPrefix(mediaType, "text/")) || !json.Valid(r.Body) {
 		return ErrorResult(fmt.Sprintf("tool %s: jq filter: %s answered %s that is not JSON: %s",
-			op.name, target.Label, orUnknown(mediaType), preview(r.Body))), nil
+			op.name, target.Label, orUnknown(mediaType), Preview(r.Body))), nil
 	}
 	out, err := op.jq.run(ctx, r.Body)
 	if err != nil {
@@ -131,7 +132,7 @@ func (op *Operation) structured(body []byte, what string) (*mcp.CallToolResult, 
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return ErrorResult(fmt.Sprintf("%s is invalid JSON: %s", what, preview(body))), nil
+		return ErrorResult(fmt.Sprintf("%s is invalid JSON: %s", what, Preview(body))), nil
 	}
 	output, err := op.output.compiled()
 	if err != nil {
@@ -203,7 +204,7 @@ func (r *Response) statusError(target Target) string {
 		return msg
 	}
 	if len(r.Body) > 0 {
-		msg += ": " + preview(r.Body)
+		msg += ": " + Preview(r.Body)
 	}
 	return msg
 }
@@ -232,15 +233,15 @@ func orUnknown(mediaType string) string {
 	return mediaType
 }
 
-// preview is the start of a body for error messages: text as text, anything
-// else by its size.
-func preview(body []byte) string {
+// Preview is the start of a body for error messages: text as text, cut
+// past PreviewSize bytes, anything else by its size.
+func Preview(body []byte) string {
 	if !utf8.Valid(body) {
 		return fmt.Sprintf("(%d bytes of binary data)", len(body))
 	}
 	s := string(body)
-	if len(s) > errorBodyPreview {
-		cut := errorBodyPreview
+	if len(s) > PreviewSize {
+		cut := PreviewSize
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}

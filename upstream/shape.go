@@ -172,6 +172,10 @@ const (
 	notePrefix = "[cut to max_result_size, "
 )
 
+// CutNoteStart is where the note that ends a text cut to max_result_size
+// begins, the separator before it included; -1 when text has no note.
+func CutNoteStart(text string) int { return strings.LastIndex(text, noteSep+notePrefix) }
+
 // cutText cuts text to limit bytes with its note: structurally when it is
 // valid JSON (isJSON), else at a character boundary.
 func cutText(text string, limit int, isJSON bool) (string, *Cut) {

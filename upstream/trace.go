@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -22,8 +21,8 @@ import (
 // TracerName is the instrumentation scope of the spans of this module.
 const TracerName = "github.com/caddy-mcp/caddy-mcp"
 
-// traceContext is the W3C Trace Context format, the one upstreams and MCP
-// backends are sent.
+// traceContext is the W3C Trace Context format, the one upstreams are
+// sent.
 var traceContext propagation.TraceContext
 
 // RequestSpan is the span of one upstream HTTP request; the zero value,
@@ -89,7 +88,6 @@ func (s RequestSpan) End(status int, err error) {
 // conventions ask for an unknown type.
 func ErrorType(err error) string {
 	var tooLarge *TooLargeError
-	var backend *BackendError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
@@ -97,56 +95,7 @@ func ErrorType(err error) string {
 		return "canceled"
 	case errors.As(err, &tooLarge):
 		return "too_large"
-	case errors.As(err, &backend):
-		return "tool_error"
 	default:
 		return "_OTHER"
 	}
-}
-
-// TraceMeta is the _meta of an MCP request made under the span in ctx:
-// its traceparent (and tracestate), as the MCP semantic conventions carry
-// trace context inside a message; nil without a span.
-func TraceMeta(ctx context.Context) map[string]any {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		return nil
-	}
-	carrier := propagation.MapCarrier{}
-	traceContext.Inject(ctx, carrier)
-	meta := make(map[string]any, len(carrier))
-	for k, v := range carrier {
-		meta[k] = v
-	}
-	return meta
-}
-
-// tracedTransport sends the traceparent of the span in a request's
-// context with the request: an MCP backend's HTTP requests carry the
-// trace of the call they serve.
-type tracedTransport struct{ base http.RoundTripper }
-
-func (t tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !trace.SpanContextFromContext(req.Context()).IsValid() {
-		return t.base.RoundTrip(req)
-	}
-	// A RoundTripper must not change the request it is given.
-	req = req.Clone(req.Context())
-	traceContext.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
-	return t.base.RoundTrip(req)
-}
-
-// CloseIdleConnections reaches the base transport, as http.Client does.
-func (t tracedTransport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
-
-// callMeta is the _meta of a backend tools/call made under ctx.
-func callMeta(ctx context.Context) *mcp.Meta {
-	fields := TraceMeta(ctx)
-	if fields == nil {
-		return nil
-	}
-	return &mcp.Meta{AdditionalFields: fields}
 }

@@ -112,37 +112,3 @@ func TestClientDoTracesTheRequest(t *testing.T) {
 		}
 	})
 }
-
-func TestTraceMeta(t *testing.T) {
-	t.Parallel()
-	if m := TraceMeta(context.Background()); m != nil {
-		t.Errorf("untraced: %v", m)
-	}
-	ctx, _ := traced(t)
-	sc := trace.SpanContextFromContext(ctx)
-	want := fmt.Sprintf("00-%s-%s-01", sc.TraceID(), sc.SpanID())
-	if m := callMeta(ctx); m == nil || m.AdditionalFields["traceparent"] != want {
-		t.Errorf("callMeta = %+v, want traceparent %s", m, want)
-	}
-}
-
-func TestTracedTransportLeavesTheRequestAlone(t *testing.T) {
-	t.Parallel()
-	var got string
-	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		got = r.Header.Get("Traceparent")
-		return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
-	})
-	ctx, _ := traced(t)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/mcp", nil)
-	if _, err := (tracedTransport{base}).RoundTrip(req); err != nil {
-		t.Fatal(err)
-	}
-	if got == "" || req.Header.Get("Traceparent") != "" {
-		t.Errorf("sent %q; the caller's request has %q", got, req.Header.Get("Traceparent"))
-	}
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

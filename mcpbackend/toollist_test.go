@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func TestToolListBounds(t *testing.T) {
 	tests := []struct {
 		name                string
 		perPage, pages, pad int
-		cfg                 BackendConfig
+		cfg                 Config
 		wantKept, wantPages int
 		wantRefused         int
 		wantReason          string
@@ -59,11 +59,11 @@ func TestToolListBounds(t *testing.T) {
 		{name: "hundreds of thousands of tools", perPage: 25000, pages: 20,
 			wantKept: 2000, wantPages: 1, wantRefused: 23000, wantReason: "the backend lists more than max_tools (2000) tools"},
 		{name: "a few tools on many pages", perPage: 10, pages: 30, wantKept: 300, wantPages: 30},
-		{name: "max_tools set", perPage: 10, pages: 30, cfg: BackendConfig{MaxTools: 25},
+		{name: "max_tools set", perPage: 10, pages: 30, cfg: Config{MaxTools: 25},
 			wantKept: 25, wantPages: 3, wantRefused: 5, wantReason: "more than max_tools (25) tools"},
-		{name: "large tools", perPage: 100, pages: 20, pad: 10 << 10, cfg: BackendConfig{MaxToolsSize: 2 << 20},
+		{name: "large tools", perPage: 100, pages: 20, pad: 10 << 10, cfg: Config{MaxToolsSize: 2 << 20},
 			wantKept: 203, wantPages: 3, wantRefused: 97, wantReason: "the tool list is larger than max_tools_size (2MiB)"},
-		{name: "unexposed tools count toward the size", perPage: 100, pages: 20, pad: 10 << 10, cfg: BackendConfig{MaxToolsSize: 2 << 20, Tools: []string{"t0_*"}},
+		{name: "unexposed tools count toward the size", perPage: 100, pages: 20, pad: 10 << 10, cfg: Config{MaxToolsSize: 2 << 20, Tools: []string{"t0_*"}},
 			wantKept: 100, wantPages: 3, wantRefused: 97, wantReason: "larger than max_tools_size"},
 	}
 	for _, tt := range tests {
@@ -132,7 +132,7 @@ func TestRelist(t *testing.T) {
 	const a = `{"name":"a","inputSchema":{"type":"object"}}`
 	list := func(tools string) { listed.Store(&tools) }
 	list(a)
-	b := connectedBackend(t, BackendConfig{URL: rb.url()})
+	b := connectedBackend(t, Config{URL: rb.url()})
 	ctx := context.Background()
 	for _, step := range []struct {
 		name, tools string

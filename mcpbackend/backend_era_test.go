@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func TestBackendOfEachEra(t *testing.T) {
 		t.Run(tc.era, func(t *testing.T) {
 			var counts gosdktest.Counts
 			srv := gosdktest.StartSwitchable(t, tc.handler(&counts))
-			b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
+			b := connectedBackend(t, Config{Name: "era", URL: srv.URL})
 			callEra(t, b, tc.era)
 			callEra(t, b, tc.era)
 			wantCounts(t, tc.era, &counts, tc.counts)
@@ -95,7 +95,7 @@ func TestBackendFallsBackOnLegacyAnswers(t *testing.T) {
 				body = "Method Not Allowed\n"
 			}
 			srv := gosdktest.StartSwitchable(t, gosdktest.LegacyAnswering(&counts, tc.status, body))
-			b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
+			b := connectedBackend(t, Config{Name: "era", URL: srv.URL})
 			callEra(t, b, gosdktest.Legacy)
 			wantCounts(t, tc.name, &counts, map[string]int{"server/discover": 1, "initialize": 1})
 		})
@@ -109,7 +109,7 @@ func TestBackendRemembersEra(t *testing.T) {
 	t.Parallel()
 	var first, second gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.LegacyOnly(&first))
-	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
+	b := connectedBackend(t, Config{Name: "era", URL: srv.URL})
 	callEra(t, b, gosdktest.Legacy)
 	srv.Switch(gosdktest.LegacyOnly(&second))
 	callEra(t, b, gosdktest.Legacy)
@@ -117,7 +117,7 @@ func TestBackendRemembersEra(t *testing.T) {
 
 	var modern, again gosdktest.Counts
 	srv = gosdktest.StartSwitchable(t, gosdktest.ModernOnly(&modern))
-	b = connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
+	b = connectedBackend(t, Config{Name: "era", URL: srv.URL})
 	callEra(t, b, gosdktest.Modern)
 	srv.Switch(gosdktest.ModernOnly(&again))
 	callEra(t, b, gosdktest.Modern)
@@ -132,7 +132,7 @@ func TestBackendRelearnsEra(t *testing.T) {
 	t.Parallel()
 	var legacy gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.LegacyOnly(&legacy))
-	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
+	b := connectedBackend(t, Config{Name: "era", URL: srv.URL})
 	callEra(t, b, gosdktest.Legacy)
 
 	var modern gosdktest.Counts
@@ -158,7 +158,7 @@ func TestBackendRelearnsEraOnReconnect(t *testing.T) {
 	t.Parallel()
 	var legacy, modern gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.LegacyOnly(&legacy))
-	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
+	b := connectedBackend(t, Config{Name: "era", URL: srv.URL})
 	srv.Switch(gosdktest.ModernOnly(&modern))
 	b.mu.Lock()
 	cn := b.conn
@@ -178,7 +178,7 @@ func TestBackendOfSilentEra(t *testing.T) {
 	t.Parallel()
 	var first, second gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.LegacyAnswering(&first, 0, ""))
-	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL, Timeout: 2 * time.Second})
+	b := connectedBackend(t, Config{Name: "era", URL: srv.URL, Timeout: 2 * time.Second})
 	callEra(t, b, gosdktest.Legacy)
 	wantCounts(t, "the silent server", &first, map[string]int{"server/discover": 1, "initialize": 1})
 	srv.Switch(gosdktest.LegacyAnswering(&second, 0, ""))
@@ -208,7 +208,7 @@ func TestBackendRelearnsEraOnRelist(t *testing.T) {
 	t.Parallel()
 	var modern, legacy gosdktest.Counts
 	srv := gosdktest.StartSwitchable(t, gosdktest.ModernOnly(&modern))
-	b := connectedBackend(t, BackendConfig{Name: "era", URL: srv.URL})
+	b := connectedBackend(t, Config{Name: "era", URL: srv.URL})
 	srv.Switch(gosdktest.LegacyOnly(&legacy))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

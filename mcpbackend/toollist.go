@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 // Bounds of a backend's tool list when the config sets none. GitHub's
@@ -155,7 +157,7 @@ func (l *toolList) readTools(dec *json.Decoder) error {
 func (l *toolList) add(raw json.RawMessage) {
 	cfg := &l.b.cfg
 	if l.size += int64(len(raw)); l.size > cfg.MaxToolsSize {
-		l.refuse(fmt.Sprintf("the tool list is larger than max_tools_size (%s)", FormatSize(cfg.MaxToolsSize)))
+		l.refuse(fmt.Sprintf("the tool list is larger than max_tools_size (%s)", upstream.FormatSize(cfg.MaxToolsSize)))
 		return
 	}
 	var t struct {

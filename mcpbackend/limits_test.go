@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"context"
@@ -252,7 +252,7 @@ func TestSSEBackendFlood(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			peak := watchHeap(t)
 
-			b := NewBackend(BackendConfig{Name: "flood", URL: f.url(), Transport: TransportSSE, Timeout: 10 * time.Second,
+			b := New(Config{Name: "flood", URL: f.url(), Transport: TransportSSE, Timeout: 10 * time.Second,
 				MaxResponseSize: 1 << 20, MaxStreamSize: tt.streamSize})
 			defer b.Close()
 			if tt.floodAt == "call" {

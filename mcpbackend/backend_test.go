@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"context"
@@ -149,12 +149,12 @@ func (rb *rawBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, defaultAnswer(msg))
 }
 
-func connectedBackend(t *testing.T, cfg BackendConfig) *Backend {
+func connectedBackend(t *testing.T, cfg Config) *Backend {
 	t.Helper()
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	b := NewBackend(cfg)
+	b := New(cfg)
 	t.Cleanup(func() { b.Close() })
 	if _, err := b.Tools(context.Background(), time.Now().Add(5*time.Second)); err != nil {
 		t.Fatalf("connecting: %v", err)
@@ -241,7 +241,7 @@ func TestCallNeverSentTwice(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rb := startRawBackend(t, &rawBackend{sessionless: tt.sessionless, call: tt.call, get: tt.get, reply: tt.reply})
-			b := connectedBackend(t, BackendConfig{URL: rb.url()})
+			b := connectedBackend(t, Config{URL: rb.url()})
 			_, err := b.Call(context.Background(), "charge", json.RawMessage(`{}`))
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("err %v, want %q", err, tt.wantErr)
@@ -261,7 +261,7 @@ func TestCallAgainOnStaleSession(t *testing.T) {
 	for _, status := range []int{http.StatusNotFound, http.StatusBadRequest} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			rb := startRawBackend(t, &rawBackend{staleStatus: status})
-			b := connectedBackend(t, BackendConfig{URL: rb.url()})
+			b := connectedBackend(t, Config{URL: rb.url()})
 			if _, err := b.Call(context.Background(), "echo", nil); err != nil {
 				t.Fatal(err)
 			}
@@ -289,7 +289,7 @@ func TestCallRefusedOnEveryNewSession(t *testing.T) {
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"session not found"}}`)
 	}})
-	b := connectedBackend(t, BackendConfig{URL: rb.url()})
+	b := connectedBackend(t, Config{URL: rb.url()})
 	_, err := b.Call(context.Background(), "charge", json.RawMessage(`{}`))
 	if err == nil || !strings.HasPrefix(err.Error(), "unavailable: ") {
 		t.Errorf("err %v, want the backend unavailable", err)
@@ -318,7 +318,7 @@ func TestSetLogger(t *testing.T) {
 	t.Parallel()
 	first, firstLogs := observer.New(zap.DebugLevel)
 	second, secondLogs := observer.New(zap.DebugLevel)
-	b := NewBackend(BackendConfig{Name: "down", URL: "http://" + mcptest.ClosedAddr(t) + "/mcp", Logger: zap.New(first)})
+	b := New(Config{Name: "down", URL: "http://" + mcptest.ClosedAddr(t) + "/mcp", Logger: zap.New(first)})
 	t.Cleanup(func() { b.Close() })
 	waitFor(t, "line on the first logger", func() bool { return firstLogs.FilterMessage("backend unavailable").Len() > 0 })
 	b.SetLogger(zap.New(second))
@@ -348,7 +348,7 @@ func TestCallGivesStructuredContentAsSent(t *testing.T) {
 		}
 		io.WriteString(w, rpcResult(msg.ID, `{"content":[{"type":"text","text":"ignored"}],"structuredContent":`+sc+`}`))
 	}})
-	b := connectedBackend(t, BackendConfig{URL: rb.url()})
+	b := connectedBackend(t, Config{URL: rb.url()})
 	for tool, want := range map[string]string{"echo": sc, "charge": `[1,2]`} {
 		ans, err := b.Call(context.Background(), tool, json.RawMessage(`{}`))
 		if err != nil || string(ans.Value) != want {

@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 // Instructions returns the instructions of the backend's last initialize
 // answer (how to use its tools: a filter syntax, say), as the backend

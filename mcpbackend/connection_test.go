@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"bytes"
@@ -67,7 +67,7 @@ func TestClientInfo(t *testing.T) {
 				inner.ServeHTTP(w, r)
 			}))
 			t.Cleanup(hs.Close)
-			connectedBackend(t, BackendConfig{URL: hs.URL + "/mcp"})
+			connectedBackend(t, Config{URL: hs.URL + "/mcp"})
 			mu.Lock()
 			defer mu.Unlock()
 			if len(seen[era.carrier]) == 0 {
@@ -99,7 +99,7 @@ func TestSSEBackend(t *testing.T) {
 	ts.Start()
 	t.Cleanup(ts.Close) // after the backend's close: the server waits for its streams
 
-	b := connectedBackend(t, BackendConfig{URL: ts.URL + "/sse", Transport: TransportSSE})
+	b := connectedBackend(t, Config{URL: ts.URL + "/sse", Transport: TransportSSE})
 	for i, event := range []string{"after connecting", "after the stream ended"} {
 		if i == 1 {
 			b.mu.Lock()

@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"cmp"
@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 // restartable is a real mcp-go MCP server, of either transport, that a
@@ -81,7 +82,7 @@ func (r *restartable) url() string {
 // uses its own.
 func sessionTo(t *testing.T, url, transportName string) (*client.Client, error) {
 	t.Helper()
-	b := NewBackend(BackendConfig{URL: url, Transport: transportName, Timeout: 5 * time.Second})
+	b := New(Config{URL: url, Transport: transportName, Timeout: 5 * time.Second})
 	t.Cleanup(func() { b.Close() })
 	c, err := b.newClient()
 	if err != nil {
@@ -335,15 +336,15 @@ func TestCleanMCPError(t *testing.T) {
 		{"a long body in mcp-go's wrapper", &transport.Error{Err: long}, "request failed with status 502: <html><p>padding</p>", true, long},
 		{"an answer over its bound, deep down", fmt.Errorf("failed to send request: %w", &url.Error{Op: "Post", URL: "http://x", Err: tooLarge}), tooLarge.Error(), false, tooLarge},
 		{"an event stream over its bound", &transport.Error{Err: fmt.Errorf("reading: %w", streamBound)}, streamBound.Error(), false, streamBound},
-		{"invalid UTF-8 in a long text", errors.New(strings.Repeat("\xff", 2*errorBodyPreview)), "\uFFFD", true, nil},
+		{"invalid UTF-8 in a long text", errors.New(strings.Repeat("\xff", 2*upstream.PreviewSize)), "\uFFFD", true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := cleanMCPError(tt.err)
 			msg := got.Error()
 			if tt.cut {
-				if !strings.HasPrefix(msg, tt.want) || len(msg) > errorBodyPreview+64 || !utf8.ValidString(msg) {
-					t.Errorf("%d bytes, want a valid cut of at most %d starting %q: %.100q", len(msg), errorBodyPreview+64, tt.want, msg)
+				if !strings.HasPrefix(msg, tt.want) || len(msg) > upstream.PreviewSize+64 || !utf8.ValidString(msg) {
+					t.Errorf("%d bytes, want a valid cut of at most %d starting %q: %.100q", len(msg), upstream.PreviewSize+64, tt.want, msg)
 				}
 			} else if !strings.HasPrefix(msg, tt.want) || (tt.want != "dial tcp " && msg != tt.want) {
 				t.Errorf("%q, want %q", msg, tt.want)
@@ -404,7 +405,9 @@ func TestValueOf(t *testing.T) {
 
 // A result its backend cut reaches the code as the shortened value, with
 // the backend's record beside it: the note after cut JSON text is not
-// part of the value. Without the record, text is read as it comes.
+// part of the value. Without the record, text is read as it comes. The
+// results are those an mcp endpoint of this module sends for a REST
+// answer over its max_result_size.
 func TestValueOfCutResult(t *testing.T) {
 	t.Parallel()
 	orders := make([]map[string]any, 40)
@@ -414,26 +417,36 @@ func TestValueOfCutResult(t *testing.T) {
 	whole, _ := json.Marshal(orders)
 	for _, tc := range []struct {
 		name      string
-		shape     Shaping
+		shape     upstream.Shaping
 		structure bool
-		want      string // the value's JSON kind: array or string
+		want      string // the value's JSON kind: array, object or string
 	}{
-		{"JSON text", Shaping{MaxSize: 1024}, false, "array"},
-		{"JSON text, summary text", Shaping{MaxSize: 1024, SummaryText: true}, false, "array"},
-		{"structured content", Shaping{MaxSize: 1024}, true, "array"},
-		{"plain text", Shaping{MaxSize: 1024}, false, "string"},
+		{"JSON text", upstream.Shaping{MaxSize: 1024}, false, "array"},
+		{"JSON text, summary text", upstream.Shaping{MaxSize: 1024, SummaryText: true}, false, "array"},
+		{"structured content", upstream.Shaping{MaxSize: 1024}, true, "object"},
+		{"plain text", upstream.Shaping{MaxSize: 1024}, false, "string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			def := upstream.Definition{Name: "orders", Method: "GET", Path: "/orders"}
+			body := whole
+			if tc.structure {
+				// structuredContent is an object.
+				def.OutputSchema = json.RawMessage(`{"type":"object"}`)
+				body, _ = json.Marshal(map[string]any{"orders": orders})
+			}
+			op, err := upstream.NewOperation(def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer := &upstream.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
 			text := string(whole)
 			if tc.want == "string" {
 				text = strings.Repeat("plain words ", 200)
+				answer.Header.Set("Content-Type", "text/plain")
+				answer.Body = []byte(text)
 			}
-			res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}
-			if tc.structure {
-				res.StructuredContent = json.RawMessage(whole)
-			}
-			res = tc.shape.apply(Target{}, 200, res, tc.want != "string")
+			res := op.Result(context.Background(), upstream.Target{Label: "GET /orders"}, answer, tc.shape)
 			ans, err := valueOf(roundTrip(t, res))
 			if err != nil {
 				t.Fatal(err)
@@ -441,7 +454,7 @@ func TestValueOfCutResult(t *testing.T) {
 			if ans.Cut == nil {
 				t.Fatalf("no cut record: %s", ans.Value)
 			}
-			var rec Cut
+			var rec upstream.Cut
 			if err := json.Unmarshal(ans.Cut, &rec); err != nil || rec.Limit != 1024 || rec.Size == 0 {
 				t.Errorf("record %s (%v)", ans.Cut, err)
 			}
@@ -449,13 +462,16 @@ func TestValueOfCutResult(t *testing.T) {
 			if err := json.Unmarshal(ans.Value, &v); err != nil {
 				t.Fatalf("value %.200s: %v", ans.Value, err)
 			}
+			if obj, ok := v.(map[string]any); ok && tc.want == "object" {
+				v = obj["orders"]
+			}
 			switch v := v.(type) {
 			case []any:
-				if tc.want != "array" || len(v) == 0 || len(v) >= len(orders) {
+				if tc.want == "string" || len(v) == 0 || len(v) >= len(orders) {
 					t.Errorf("an array of %d items, want %s", len(v), tc.want)
 				}
 			case string:
-				if tc.want != "string" || !strings.Contains(v, noteSep+notePrefix) || !strings.HasPrefix(text, v[:strings.Index(v, noteSep)]) {
+				if at := upstream.CutNoteStart(v); tc.want != "string" || at < 0 || !strings.HasPrefix(text, v[:at]) {
 					t.Errorf("the string %.100q, want %s", v, tc.want)
 				}
 			default:
@@ -465,7 +481,7 @@ func TestValueOfCutResult(t *testing.T) {
 	}
 	// Text that looks like a note, from a backend that cut nothing, stays
 	// as it came.
-	note := "[1,2]" + noteSep + notePrefix + "1 bytes]"
+	note := "[1,2]\n\n[cut to max_result_size, 1 bytes]"
 	ans, err := valueOf(&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(note)}})
 	if want, _ := json.Marshal(note); err != nil || string(ans.Value) != string(want) || ans.Cut != nil {
 		t.Errorf("uncut text: %s %s, %v", ans.Value, ans.Cut, err)

@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/version"
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 // clientInfo is what the backend client reports of itself.
@@ -100,7 +101,7 @@ func (b *Backend) drop(cn *conn, err error) {
 func (b *Backend) lose(cn *conn, err error, cancelAttempt context.CancelFunc) {
 	var bound *StreamLimitError
 	if !errors.As(err, &bound) {
-		err = fmt.Errorf("the backend's event stream ended: %w", CleanError(err))
+		err = fmt.Errorf("the backend's event stream ended: %w", upstream.CleanError(err))
 	}
 	b.mu.Lock()
 	if cn.streamLost == nil {

@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 // mcp-go's client parses a tools/call result three times over, and every
@@ -67,7 +69,7 @@ type toolResult struct {
 	content    []mcp.Content // when there is content other than text
 	isError    bool
 	structured json.RawMessage // nil when absent or null
-	cut        json.RawMessage // the backend's record of a cut (CutMetaKey)
+	cut        json.RawMessage // the backend's record of a cut (upstream.CutMetaKey)
 }
 
 // resultOf reads a result's bytes as the client would, or reports false
@@ -107,7 +109,7 @@ func cutRecord(meta *mcp.Meta) json.RawMessage {
 	if meta == nil {
 		return nil
 	}
-	rec, ok := meta.AdditionalFields[CutMetaKey].(map[string]any)
+	rec, ok := meta.AdditionalFields[upstream.CutMetaKey].(map[string]any)
 	if !ok {
 		return nil
 	}
@@ -137,7 +139,7 @@ func outOfRange(text []byte) bool {
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; {
 		case c == '"':
-			i = stringEnd(text, i) - 1
+			i = upstream.StringEnd(text, i) - 1
 		case c == '-' || c >= '0' && c <= '9':
 			start := i
 			for i < len(text) && strings.IndexByte("+-.0123456789eE", text[i]) >= 0 {

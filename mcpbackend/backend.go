@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"context"
@@ -21,8 +21,8 @@ const (
 	TransportSSE            = "sse"
 )
 
-// BackendConfig describes one MCP backend.
-type BackendConfig struct {
+// Config describes one MCP backend.
+type Config struct {
 	Name      string // for logs
 	URL       string
 	Transport string // streamable_http (default) or sse
@@ -74,7 +74,7 @@ type RemoteTool struct {
 // reconnects with backoff, re-initializes when the server forgot the
 // session, and keeps the server's tool list. Safe for concurrent use.
 type Backend struct {
-	cfg  BackendConfig
+	cfg  Config
 	http *http.Client
 
 	mu        sync.Mutex
@@ -108,9 +108,9 @@ type Backend struct {
 	logger   atomic.Pointer[zap.Logger]
 }
 
-// NewBackend starts connecting to the backend in the background; it never
+// New starts connecting to the backend in the background; it never
 // blocks on the network.
-func NewBackend(cfg BackendConfig) *Backend {
+func New(cfg Config) *Backend {
 	if cfg.Transport == "" {
 		cfg.Transport = TransportStreamableHTTP
 	}

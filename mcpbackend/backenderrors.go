@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"encoding/json"
@@ -11,13 +11,15 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 // AnswerTooLargeError reports a backend answer over the size limit.
 type AnswerTooLargeError struct{ Limit int64 }
 
 func (e *AnswerTooLargeError) Error() string {
-	return fmt.Sprintf("the backend's answer is larger than %s", FormatSize(e.Limit))
+	return fmt.Sprintf("the backend's answer is larger than %s", upstream.FormatSize(e.Limit))
 }
 
 // BackendError is a backend tool's own error result (isError).
@@ -85,7 +87,7 @@ func cutJSONText(text string, cut bool) json.RawMessage {
 	if !cut {
 		return nil
 	}
-	at := strings.LastIndex(text, noteSep+notePrefix)
+	at := upstream.CutNoteStart(text)
 	if at < 0 {
 		return nil
 	}
@@ -142,9 +144,9 @@ func cleanMCPError(err error) error {
 	if errors.As(err, &te) && te.Err != nil {
 		err = te.Err
 	}
-	err = CleanError(err)
-	if msg := err.Error(); len(msg) > errorBodyPreview {
-		return &cutError{msg: preview([]byte(strings.ToValidUTF8(msg, "\uFFFD"))), err: err}
+	err = upstream.CleanError(err)
+	if msg := err.Error(); len(msg) > upstream.PreviewSize {
+		return &cutError{msg: upstream.Preview([]byte(strings.ToValidUTF8(msg, "\uFFFD"))), err: err}
 	}
 	return err
 }

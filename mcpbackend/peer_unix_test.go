@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package upstream
+package mcpbackend
 
 import (
 	"io"

@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func TestInstructions(t *testing.T) {
 			})
 			hs := httptest.NewServer(server.NewStreamableHTTPServer(srv, append(tt.opts, server.WithDisableLocalhostProtection(true))...))
 			defer hs.Close()
-			b := NewBackend(BackendConfig{Name: "issues", URL: hs.URL})
+			b := New(Config{Name: "issues", URL: hs.URL})
 			defer b.Close()
 			if b.Instructions() != "" {
 				t.Errorf("instructions %q before the first connection", b.Instructions())

@@ -1,4 +1,4 @@
-package upstream
+package mcpbackend
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
 // Bounds on what a backend sends. mcp-go reads a JSON answer whole, reads
@@ -56,7 +58,7 @@ type answerBody struct {
 // tooLong is the error of a body past its limit.
 func (b *answerBody) tooLong() error {
 	if b.stream {
-		return &StreamLimitError{fmt.Sprintf("the backend's event stream passed max_stream_size (%s)", FormatSize(b.limit))}
+		return &StreamLimitError{fmt.Sprintf("the backend's event stream passed max_stream_size (%s)", upstream.FormatSize(b.limit))}
 	}
 	return &AnswerTooLargeError{Limit: b.limit}
 }
@@ -144,12 +146,12 @@ func (f *eventFrame) add(seg []byte) error {
 	maxLine := f.maxLine
 	if f.isData() {
 		if f.joined() > f.maxEvent {
-			return &StreamLimitError{fmt.Sprintf("the backend sent an event larger than %s", FormatSize(f.maxEvent))}
+			return &StreamLimitError{fmt.Sprintf("the backend sent an event larger than %s", upstream.FormatSize(f.maxEvent))}
 		}
 		maxLine += lineAllowance
 	}
 	if f.line > maxLine {
-		return &StreamLimitError{fmt.Sprintf("the backend sent an event stream line longer than %s", FormatSize(f.maxLine))}
+		return &StreamLimitError{fmt.Sprintf("the backend sent an event stream line longer than %s", upstream.FormatSize(f.maxLine))}
 	}
 	return nil
 }
@@ -162,7 +164,7 @@ func (f *eventFrame) endLine() error {
 		f.data, f.lines = f.joined(), f.lines+1
 		f.copied += f.data
 		if f.copied > copiesPerEvent*f.data+splitEventAllowance {
-			return &StreamLimitError{fmt.Sprintf("the backend split an event of %s into %d data lines", FormatSize(f.data), f.lines)}
+			return &StreamLimitError{fmt.Sprintf("the backend split an event of %s into %d data lines", upstream.FormatSize(f.data), f.lines)}
 		}
 	}
 	f.line, f.cr, f.headLen = 0, 0, 0
