@@ -106,7 +106,8 @@ func TestExecutionOutcomes(t *testing.T) {
 		{"code": "return ("},
 		{"code": `throw new Error("no")`},
 		{"code": "while (true) {}"},
-		{"code": `"x".repeat(2 ** 30)`},
+		{"code": `"x".repeat(2 ** 40)`},
+		{"code": strings.Repeat("1;", 40<<10)}, // past max_code_size
 		{"code": "function f() { f() } f()"},
 		{},
 		{"code": "1", "language": "js"},
@@ -117,6 +118,7 @@ func TestExecutionOutcomes(t *testing.T) {
 	want := strings.Join([]string{
 		"execute invalid_arguments 2",
 		"execute limit_exceeded 1",
+		"execute memory_limit 1",
 		"execute ok 1",
 		"execute stack_overflow 1",
 		"execute syntax_error 1",

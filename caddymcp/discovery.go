@@ -232,7 +232,8 @@ func shownName(s string) string {
 }
 
 // searchTools answers search_tools: the best-matching tools the caller
-// may call, with their schemas, as JSON text and structuredContent.
+// may call, with their schemas and how many match of how many, sent once
+// (see the end).
 func (h *Handler) searchTools(ctx context.Context, raw any) (*mcp.CallToolResult, string) {
 	query, limit, problem := search.ParseArguments(raw)
 	if problem != nil {

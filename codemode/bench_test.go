@@ -12,11 +12,9 @@ import (
 	"time"
 )
 
-// benchModes runs bench once per isolation mode, as the sub-benchmarks
-// in_process and process; the latter's runner has a pool of workers
-// started and warmed before the timing begins.
+// benchModes runs bench as the sub-benchmark process, whose runner has a
+// pool of workers started and warmed before the timing begins.
 func benchModes(b *testing.B, workers int, bench func(b *testing.B, r *Runner)) {
-	b.Run("in_process", func(b *testing.B) { bench(b, NewRunner(Limits{})) })
 	b.Run("process", func(b *testing.B) { bench(b, NewProcessRunner(Limits{}, warmPool(b, workers))) })
 }
 
@@ -210,6 +208,23 @@ func BenchmarkWorkerMemory(b *testing.B) {
 	}
 	b.ReportMetric(float64(rss)/(1<<20), "VmRSS-MiB")
 	b.ReportMetric(float64(anon)/(1<<20), "RssAnon-MiB")
+
+	// The same worker while an execution waits on a call: a live sandbox.
+	waiting, release := make(chan struct{}), make(chan struct{})
+	hold := Binding{Name: "api", Tools: map[string]string{"hold": "hold"}, Call: func(context.Context, string, []byte) (Answer, error) {
+		close(waiting)
+		<-release
+		return Answer{Value: []byte(`1`)}, nil
+	}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mustRun(b, r, `const a = [1, 2, 3].map(x => ({x})); return [a, await api.hold({})]`, hold)
+	}()
+	<-waiting
+	b.ReportMetric(float64(procStatus(b, pid, "RssAnon"))/(1<<20), "RssAnon-held-MiB")
+	close(release)
+	<-done
 }
 
 // procStatus reads a size field (in kB) of /proc/<pid>/status, in bytes.

@@ -258,8 +258,6 @@ try { console.log(e) } catch (x) { return x.message }`,
 			kind: KindLimit, msg: "JSON.stringify would produce more than"},
 		{name: "a deep object", code: `let o = {}; for (let i = 0; i < 10000; i++) o = {o}; console.log(o)`,
 			kind: KindLimit, msg: "nests more than 512"},
-		{name: "a typed array with millions of keys", limits: Limits{Timeout: 2 * time.Second, MaxArray: 1 << 16},
-			code: `console.log(new Uint8Array(1 << 20))`, kind: KindLimit, msg: "index keys"},
 		{name: "a million arguments through apply", limits: Limits{Timeout: 3 * time.Second},
 			code: `const a = []; a.length = 1e6; console.log.apply(console, a); return "ok"`,
 			kind: KindTimeout, msg: "timeout", orWant: `"ok"`},
@@ -363,11 +361,6 @@ await api.fail({})`,
 		{name: "a thrown error with a huge message", limits: escapeSmall, code: `throw new Error("x".repeat(1 << 20))`,
 			kind: KindException, msg: "Error: xxx"},
 		{name: "a thrown primitive", code: `throw Symbol("s")`, kind: KindException, msg: "threw Symbol(s)"},
-		{name: "a guard's own error", code: `
-try { String.prototype.repeat.call(null, 1) } catch (e) {
-	return [e instanceof TypeError, Object.getPrototypeOf(e) === TypeError.prototype, e.message]
-}`,
-			want: `[true,true,"String.prototype.repeat called on null or undefined"]`},
 	})
 }
 
@@ -527,23 +520,9 @@ func TestEscapeThroughHugeValues(t *testing.T) {
 		{name: "a string built by doubling, to a binding", limits: Limits{Timeout: 2 * time.Second},
 			code: `let s = "x"; for (let i = 0; i < 23; i++) s += s; await api.echo({s})`,
 			kind: KindException, msg: "RangeError: api.echo: the arguments are"},
-		{name: "a string built by doubling, split", limits: escapeSmall,
-			code: `let s = "x"; for (let i = 0; i < 20; i++) s += s; s.split("")`,
-			kind: KindLimit, msg: "String.prototype.split"},
 		{name: "split with a limit", limits: escapeSmall,
 			code: `let s = "ab"; for (let i = 0; i < 20; i++) s += s; return [s.split("", 3), s.split("b", 2 ** 32 + 2).length, "a,b,c".split(",", -1)]`,
 			want: `[["a","b","a"],2,["a","b","c"]]`},
-		{name: "keys of a huge string", limits: escapeSmall, code: `let s = "x"; for (let i = 0; i < 17; i++) s += s; Object.keys(s)`,
-			kind: KindLimit, msg: "Object.keys"},
-		{name: "descriptors of a huge String object", limits: escapeSmall,
-			code: `let s = "x"; for (let i = 0; i < 17; i++) s += s; Object.getOwnPropertyDescriptors(new String(s))`,
-			kind: KindLimit, msg: "Object.getOwnPropertyDescriptors"},
-		{name: "assign from a huge typed array", limits: escapeSmall, code: `Object.assign({}, new Uint8Array(1 << 17))`,
-			kind: KindLimit, msg: "Object.assign"},
-		{name: "Reflect.ownKeys of a typed array whose length lies", limits: escapeSmall, code: `
-const a = new Uint8Array(1 << 17); Object.defineProperty(Object.getPrototypeOf(Uint8Array.prototype), "length", {get: () => 0});
-Reflect.ownKeys(a)`,
-			kind: KindLimit, msg: "Reflect.ownKeys"},
 		{name: "a global match on a huge string", code: `let s = "x"; for (let i = 0; i < 24; i++) s += s; s.match(/x/g)`,
 			kind: KindTimeout, msg: "timeout", orKind: KindLimit},
 		{name: "a global replace on a huge string", code: `let s = "x"; for (let i = 0; i < 24; i++) s += s; s.replace(/x/g, "yy")`,
@@ -552,29 +531,19 @@ Reflect.ownKeys(a)`,
 			kind: KindTimeout, msg: "timeout"},
 		{name: "spreading a huge string", code: `let s = "x"; for (let i = 0; i < 24; i++) s += s; [...s]`,
 			kind: KindTimeout, msg: "timeout"},
-		{name: "a typed array joined with a huge separator", limits: escapeSmall, code: `new Uint8Array(1 << 15).join("x".repeat(1 << 10))`,
-			kind: KindLimit, msg: "TypedArray.prototype.join"},
-		{name: "toLocaleString of huge strings", limits: escapeSmall, code: `new Array(1 << 12).fill("x".repeat(1 << 10)).toLocaleString()`,
-			kind: KindLimit, msg: "Array.prototype.toLocaleString"},
 		{name: "String.raw of a huge length", code: `String.raw({raw: {length: 2 ** 40}})`,
-			kind: KindLimit, msg: "String.raw"},
+			kind: KindTimeout, msg: "timeout", orKind: KindMemory},
 		{name: "String.raw still works", code: "return [String.raw`a\\n${1}b${2}`, String.raw({raw: [\"x\", \"y\"]}, 1, 2, 3), String.raw({raw: {length: 0}})]",
 			want: `["a\\n1b2","x1y",""]`},
 		{name: "concat of a spreadable array-like", code: `[].concat({length: 2 ** 32 - 1, [Symbol.isConcatSpreadable]: true})`,
-			kind: KindLimit, msg: "Array.prototype.concat"},
+			kind: KindTimeout, msg: "timeout", orKind: KindMemory},
 		{name: "concat still works", code: `
 const o = {a: 1}; const s = {length: 2, 0: "x", 1: "y", [Symbol.isConcatSpreadable]: true};
 const r = [1].concat(o, [2, [3]], s, "z"); class A extends Array {}
 return [r, r[1] === o, Array.prototype.concat.call(o, 1)[0] === o, A.from([1]).concat([2]) instanceof A]`,
 			want: `[[1,{"a":1},2,[3],"x","y","z"],true,true,true]`},
-		{name: "flat multiplies lengths", limits: escapeSmall, code: `const a = new Array(1 << 15).fill(0); new Array(4).fill(a).flat()`,
-			kind: KindLimit, msg: "Array.prototype.flat"},
 		{name: "flat of a sparse inner array", code: `const a = []; a.length = 2 ** 32 - 1; [a].flat()`,
-			kind: KindLimit, msg: "Array.prototype.flat"},
-		{name: "flat of deep nesting", code: `let a = []; for (let i = 0; i < 10000; i++) a = [a]; a.flat(Infinity)`,
-			kind: KindLimit, msg: "nest more than"},
-		{name: "flatMap results multiply", limits: escapeSmall, code: `const a = new Array(1 << 15).fill(0); [1, 2, 3].flatMap(() => a)`,
-			kind: KindLimit, msg: "Array.prototype.flatMap"},
+			kind: KindTimeout, msg: "timeout", orKind: KindMemory},
 		{name: "flat and flatMap still work", code: `
 class A extends Array {}
 return [[1, [2, [3, [4]]]].flat(), [1, [2, [3, [4]]]].flat(Infinity), [, 1, [, 2]].flat(), A.from([[1]]).flat() instanceof A,
@@ -582,18 +551,10 @@ return [[1, [2, [3, [4]]]].flat(), [1, [2, [3, [4]]]].flat(Infinity), [, 1, [, 2
 			want: `[[1,2,[3,[4]]],[1,2,3,4],[1,2],true,[1,0,2,2,1,2],[1],[1,2]]`},
 		{name: "join of a cyclic array", code: `const a = [1]; a.push(a, 2); const b = [a]; a.push(b); return [String(a), a.join("-"), a.toLocaleString(), ` + "`${b}`" + `]`,
 			want: `["1,,2,","1--2-","1,,2,","1,,2,"]`},
-		{name: "join of deep nesting", code: `let a = []; for (let i = 0; i < 10000; i++) a = [a]; String(a)`,
-			kind: KindLimit, msg: "nest more than"},
-		{name: "replacements that grow quadratically", limits: escapeSmall, code: `let s = "x"; for (let i = 0; i < 12; i++) s += s; s.replace(/(?:)/g, "$` + "`" + `")`,
-			kind: KindLimit, msg: "String.prototype.replace"},
 		{name: "replacements with a global flag from a getter", code: `
 const re = /(?:)/; Object.defineProperty(re, "flags", {get: () => "g"});
 "abc".replace(re, "y")`,
 			kind: KindTimeout, msg: "timeout"},
-		{name: "replacements called directly", limits: escapeSmall, code: `
-let s = "x"; for (let i = 0; i < 12; i++) s += s;
-RegExp.prototype[Symbol.replace].call(/(?:)/g, s, "$'")`,
-			kind: KindLimit, msg: "RegExp.prototype[Symbol.replace]"},
 		{name: "a slow replacer callback is not a slow match", limits: escapeRoomy, code: `
 return "ab".replace(/b/g, () => { const t = Date.now(); while (Date.now() - t < 1100) {} return "c" })`,
 			want: `"ac"`},
@@ -602,7 +563,7 @@ return ["ab ".repeat(3).replace(/\w+/g, "<$&>"), "2024-05-06".replace(/(\d+)-(\d
 	"abc".replace(/(?<x>b)/, "[$<x>|$` + "`" + `|$'|$$|$0|$9|$<y>]"), "abc".replace("b", "[$&$` + "`" + `$']"), "aaa".replaceAll("a", "$&$&"),
 	"abcdefghijk".replace(/(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)/, "$11$10$1$01$12"), "x".replace(/x/, "$<y>"), "é€x".replace(/x/, "[$` + "`" + `]"),
 	"abc".replace(/b/, () => "$&"), "abc".replace({[Symbol.replace]: (s, r) => typeof r}, "$&")]`,
-			want: `["<ab> <ab> <ab> ","06/05/2024","a[b|a|c|$|$0|$9|]c","a[bac]c","aaaaaa","kjaaa2","$<y>","é€[é€]","a$&c","function"]`},
+			want: `["<ab> <ab> <ab> ","06/05/2024","a[b|a|c|$|$0|$9|]c","a[bac]c","aaaaaa","kjaaa2","$<y>","é€[é€]","a$&c","string"]`},
 	})
 }
 
@@ -642,67 +603,16 @@ func TestEscapeThroughDeepRecursion(t *testing.T) {
 		{name: "toJSON", limits: escapeRoomy, code: `const o = {toJSON() { return JSON.stringify(o) }}; JSON.stringify(o)`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
 		{name: "a replacer", limits: escapeRoomy, code: `const f = (k, v) => JSON.stringify({}, f); JSON.stringify({}, f)`, kind: KindStack, msg: "deeper than", orKind: KindTimeout},
 		{name: "an array element's toString inside join", limits: escapeRoomy, code: `const o = {toString() { return [o].join() }}; String(o)`,
-			kind: KindLimit, msg: "nest more than"},
+			kind: KindStack, msg: "deeper than", orKind: KindTimeout},
 		{name: "a getter inside console.log", limits: escapeRoomy, code: `const o = {get a() { console.log(o); return 1 }}; console.log(o)`,
 			kind: KindStack, msg: "deeper than", orKind: KindTimeout},
 		{name: "a thenable inside a thenable", code: `const t = {then(r) { r(t) }}; await t`,
 			kind: KindTimeout, msg: "timeout"},
 		{name: "a chain of a hundred thousand proxies", code: `let p = {x: 1}; for (let i = 0; i < 100000; i++) p = new Proxy(p, {}); return p.x`,
-			kind: KindLimit, msg: "a chain of 101 proxies"},
+			want: `1`},
 		{name: "a binding inside a getter inside a binding's arguments", code: `
 const a = {get x() { return api.echo({}) }}; const r = await api.echo(a); return r.args`,
 			want: `{"x":{}}`},
-	})
-}
-
-// TestGuardsReadEachInputOnce passes guarded built-ins inputs that answer
-// the check one thing and the built-in another (a valueOf, a length
-// getter, a Proxy). Before the guards pinned what they checked, each of
-// these was a fatal Go out-of-memory error or a native loop over 2**32
-// indexes.
-func TestGuardsReadEachInputOnce(t *testing.T) {
-	lying := func(escapeSmall, big string) string {
-		return `let c = 0; const o = {get length() { return c++ ? ` + big + ` : ` + escapeSmall + ` }, 0: 1};`
-	}
-	runEscapes(t, []escapeCase{
-		{name: "repeat count", code: `let c = 0; return "x".repeat({valueOf() { return c++ ? 2 ** 40 : 1 }})`, want: `"x"`},
-		{name: "padEnd length", code: `let c = 0; return "x".padEnd({valueOf() { return c++ ? 2 ** 40 : 2 }}, "y")`, want: `"xy"`},
-		{name: "ArrayBuffer length", code: `let c = 0; return new ArrayBuffer({valueOf() { return c++ ? 2 ** 40 : 1 }}).byteLength`, want: `1`},
-		{name: "ArrayBuffer maxByteLength", code: `
-let c = 0; const b = new ArrayBuffer(1, {get maxByteLength() { return c++ ? 2 ** 40 : 8 }});
-return [b.byteLength, c]`,
-			want: `[1,1]`},
-		{name: "apply's argument list", code: lying("0", "2 ** 32 - 1") + `return Math.max.apply(null, o)`, want: `null`},
-		{name: "Reflect.apply's argument list", code: lying("1", "2 ** 32 - 1") + `return Reflect.apply(Math.max, null, o)`, want: `1`},
-		{name: "Reflect.construct's argument list", code: lying("1", "2 ** 32 - 1") + `return Reflect.construct(Array, o).length`, want: `1`},
-		{name: "fill on an array-like", code: lying("2", "2 ** 32 - 1") + `const r = Array.prototype.fill.call(o, 7); return [r === o, o[1], c]`,
-			want: `[true,7,1]`},
-		{name: "includes on a Proxy of an array", code: `
-const p = () => { let c = 0; return new Proxy([1, 2, 3], {get(t, k) { return k === "length" ? (c++ ? 2 ** 32 - 1 : 3) : t[k] }}) };
-return [Array.prototype.includes.call(p(), 3), Array.prototype.indexOf.call(p(), 9), [...Array.prototype.values.call(p())]]`,
-			want: `[true,-1,[1,2,3]]`},
-		{name: "a typed array from an array-like", code: lying("1", "2 ** 40") + `return Array.from(new Uint8Array(o))`, want: `[1]`},
-		{name: "TypedArray.from an array-like", code: lying("1", "2 ** 40") + `return Array.from(Uint8Array.from(o))`, want: `[1]`},
-		{name: "Array.from into a plain constructor", code: lying("1", "2 ** 32 - 1") + `return Array.from.call(function () { return {} }, o).length`,
-			want: `1`},
-		{name: "an iterator that turns into an array-like", code: `
-const o = () => { let c = 0; return {length: 2 ** 32 - 1, get [Symbol.iterator]() { return c++ ? undefined : function* () { yield 1 } }} };
-return [Array.from.call(function () { return {} }, o()).length, Array.from(new Uint8Array(o()))]`,
-			want: `[1,[1]]`},
-		{name: "concat with a spreadable flag that changes", code: `
-let c = 0; const o = {length: 2 ** 32 - 1, get [Symbol.isConcatSpreadable]() { return c++ > 0 }};
-return [].concat(o)[0] === o`,
-			want: `true`},
-		{name: "Function source from a toString", code: `
-new Function({toString() { return "return " + "(".repeat(100000) + "1" + ")".repeat(100000) }})`,
-			kind: KindLimit, msg: "source code"},
-		{name: "Function source that is a escapeSmall toString", code: `return new Function("a", {toString() { return "return a + 1" }})(1)`,
-			want: `2`},
-		{name: "a replaceAll pattern whose replace method disappears", limits: escapeSmall, code: `
-let s = "x"; for (let i = 0; i < 12; i++) s += s;
-let c = 0; const p = {get [Symbol.replace]() { return c++ ? undefined : (s, r) => s }, toString: () => ""};
-s.replaceAll(p, "y".repeat(1 << 10)); s.replaceAll(p, "y".repeat(1 << 10))`,
-			kind: KindLimit, msg: "String.prototype.replaceAll"},
 	})
 }
 
@@ -715,76 +625,40 @@ func TestFrozenGlobalObject(t *testing.T) {
 			want: `["function",2,3]`},
 		{name: "seal", code: `Object.seal(globalThis); Float64Array = null; return [typeof Float64Array, new Int8Array(1).length]`,
 			want: `["object",1]`},
-		{name: "an accessor taken before first use", code: `
-const d = Object.getOwnPropertyDescriptor(globalThis, "Uint16Array"); Object.freeze(globalThis);
-d.set.call(globalThis, 5); return [d.get.call(null), typeof Uint16Array]`,
-			want: `[5,"number"]`},
-		{name: "still guarded", code: `Object.freeze(globalThis); new Uint8Array(2 ** 40)`, kind: KindLimit, msg: "Uint8Array"},
 	})
 }
 
-// TestNoBigInt: goja's BigInt operators allocate without bound inside the
-// interpreter (`1n << (1n << 40n)` asked Go for 128 GiB and the process
-// died), so BigInt is not part of the sandbox.
-func TestNoBigInt(t *testing.T) {
+// TestBigInt: BigInt is JavaScript's, in the code, eval and Function;
+// arithmetic past max_memory ends the execution at the limit (goja
+// computes it in one native step), and the worker is replaced.
+func TestBigInt(t *testing.T) {
 	runEscapes(t, []escapeCase{
-		{name: "no BigInt globals", code: `
-return [typeof BigInt, typeof BigInt64Array, typeof BigUint64Array, typeof DataView.prototype.getBigInt64,
-	typeof DataView.prototype.setBigUint64, typeof new DataView(new ArrayBuffer(8)).getBigInt64]`,
-			want: `["undefined","undefined","undefined","undefined","undefined","undefined"]`},
-		{name: "DataView's BigInt accessors taken before a buffer exists", code: `
-const DV = DataView, get = DataView.prototype.getBigInt64; globalThis.DataView = {prototype: {}};
-return typeof get`,
-			want: `"undefined"`},
-		{name: "eval", code: `eval("1n << (1n << 40n)")`, kind: KindLimit, msg: "BigInt"},
-		{name: "indirect eval in a nested function", code: `(0, eval)("(() => { const f = (x = 2n) => x ** (2n ** 40n); return f() })()")`,
-			kind: KindLimit, msg: "BigInt"},
-		{name: "Function", code: `Function("return 1n << (1n << 40n)")()`, kind: KindLimit, msg: "BigInt"},
-		{name: "a Function parameter", code: `Function("a = 2n", "return a ** (2n ** 40n)")()`, kind: KindLimit, msg: "BigInt"},
-		{name: "an async function's source", code: `await (async () => {}).constructor("return 1n << (1n << 40n)")()`, kind: KindLimit, msg: "BigInt"},
-		{name: "a generator's source", code: `(function* () {}).constructor("yield 1n << (1n << 40n)")().next()`, kind: KindLimit, msg: "BigInt"},
-		{name: "look-alikes are not BigInt", code: "return eval('const n = 1; const s = \"1n\"; /2n/.test(\"2n\") && s + `3n` + 0x1F + n // 4n')",
-			want: `"1n3n311"`},
+		{name: "BigInt works", code: `
+const x: bigint = 2n ** 64n; const a = new BigInt64Array(1); a[0] = -5n; const v = new DataView(new ArrayBuffer(8)); v.setBigUint64(0, 7n);
+return [String(x), typeof 1n, String(a[0]), String(v.getBigUint64(0)), String(BigInt("123") * 2n), String(eval("3n ** 3n")), String(Function("return 2n * 21n")())]`,
+			want: `["18446744073709551616","bigint","-5","7","246","27","42"]`},
+		{name: "a shift past memory", limits: escapeQuick, code: `return 1n << (1n << 40n)`, kind: KindMemory, msg: "max_memory", orKind: KindTimeout},
+		{name: "a power past memory in eval", limits: escapeQuick, code: `eval("2n ** (2n ** 40n)")`, kind: KindMemory, msg: "max_memory", orKind: KindTimeout},
+		{name: "a power past memory in Function", limits: escapeQuick, code: `Function("a = 2n", "return a ** (2n ** 40n)")()`,
+			kind: KindMemory, msg: "max_memory", orKind: KindTimeout},
+		{name: "a constant the compiler folds", limits: escapeQuick, code: `return 1n << (1n << 62n)`, kind: KindMemory, msg: "max_memory", orKind: KindTimeout},
 	})
-	for _, code := range []string{`return typeof 1n`, `return 1n << (1n << 40n)`, `const x: bigint = 2n; return x ** (2n ** 40n)`} {
-		wantError(t, run(t, Limits{}, code), KindLimit, "BigInt")
-	}
-	healthy(t)
 }
 
-// TestObjectSpread: goja copies the properties of an object spread or
-// rest in one native step that no interrupt reaches (`{...s}` of a string
-// of 4Mi characters makes as many properties), so the model's code that
-// holds them is lowered by esbuild to loops of script, and eval and
-// Function refuse them.
+// TestObjectSpread: object spread and rest are JavaScript's, in the code,
+// eval and Function; a spread of millions of properties is native work
+// that ends at the timeout.
 func TestObjectSpread(t *testing.T) {
 	runEscapes(t, []escapeCase{
-		{name: "spreading a huge string into an object", code: `const s = "x".repeat(1 << 22); return Object.keys({...s}).length`,
-			kind: KindTimeout, msg: "timeout"},
-		{name: "the rest of a huge string", code: `const s = "x".repeat(1 << 22); const {...r} = s; return 1`,
-			kind: KindTimeout, msg: "timeout"},
-		{name: "spread still works", code: `
+		{name: "spreading a huge string into an object", limits: escapeQuick, code: `const s = "x".repeat(1 << 22); return Object.keys({...s}).length`,
+			kind: KindTimeout, msg: "timeout", orKind: KindMemory},
+		{name: "spread works", code: `
 const a = {x: 1, y: {z: 2}, [Symbol("s")]: 5}; const {x, ...rest} = a;
 return [{...a, x: 3}, rest, {..."ab"}, {...null}, {...[1, 2]}, Object.getOwnPropertySymbols({...a}).length, x]`,
 			want: `[{"x":3,"y":{"z":2}},{"y":{"z":2}},{"0":"a","1":"b"},{},{"0":1,"1":2},1,1]`},
-		{name: "eval", code: `eval("({...{a: 1}})")`, kind: KindLimit, msg: "object spread"},
-		{name: "Function", code: `Function("s", "const {...r} = s; return r")("x")`, kind: KindLimit, msg: "object spread"},
-		{name: "array spread in eval is fine", code: `return eval("[...[1, 2], ...'ab']")`, want: `[1,2,"a","b"]`},
-		{name: "Object.assign of a huge string", limits: escapeSmall, code: `Object.assign({}, "x".repeat(1 << 13))`,
-			kind: KindLimit, msg: "Object.assign"},
+		{name: "eval", code: `return eval("({...{a: 1}, b: 2})")`, want: `{"a":1,"b":2}`},
+		{name: "Function", code: `return Function("s", "const {a, ...r} = s; return r")({a: 1, b: 2})`, want: `{"b":2}`},
 	})
-	// Interrupted in script, not abandoned inside a built-in.
-	res := run(t, escapeQuick, `const s = "x".repeat(1 << 22); return {...s}`)
-	wantError(t, res, KindTimeout)
-	if strings.Contains(res.Err.Message, "stuck") {
-		t.Errorf("the spread was not interrupted: %s", res.Err.Message)
-	}
-	// Positions in the lowered code still point into the model's code.
-	res = run(t, Limits{}, "const o = {...{a: 1}};\n\nthrow new Error('line 3')")
-	wantError(t, res, KindException, "line 3")
-	if !strings.Contains(res.Err.Stack, "line 3") {
-		t.Errorf("stack %q, want line 3", res.Err.Stack)
-	}
 	healthy(t)
 }
 

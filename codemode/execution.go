@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 )
 
@@ -39,15 +39,9 @@ type execution struct {
 
 	calls    atomic.Int32 // binding calls made; read by abandon
 	callSlot chan struct{}
-	steps    int            // native work counted by step
-	joining  []*goja.Object // the arrays join is inside of
+	steps    int // native work counted by step
 	timers   map[int64]*time.Timer
 	timerID  int64
-
-	// The sandbox's regexp2 regexps, bounded by regexMatchTimeout (see
-	// regexp.go).
-	regexpFields *regexpFields
-	regexps      map[regexpKey]*regexp2.Regexp
 
 	mu      sync.Mutex // guards logs, stopped and calling, read by abandon
 	logs    logBuffer
@@ -57,8 +51,8 @@ type execution struct {
 	// timeout names what the code was waiting for.
 	calling map[string]int
 
-	// limited is the first limit a guard hit. The interrupt that ends the
-	// code may never be seen, if no more script runs after the guard's
+	// limited is the first limit a native function hit. The interrupt that ends the
+	// code may never be seen, if no more script runs after the native function's
 	// throw (in the last promise job, say); the result says it anyway.
 	limited *Error
 	// timedOut is the timeout's error, once it fired: the code may have
@@ -71,7 +65,6 @@ type execution struct {
 	errorCtor  goja.Value
 	errorCtors map[string]goja.Value
 	noop       goja.Callable
-	arrayCtor  goja.Value // the guarded Array
 
 	// primed says prime ran, primeErr what it returned (see spare.go).
 	primed   bool
@@ -99,8 +92,7 @@ func newExecution(ctx context.Context, l Limits, s *script, bindings []Binding) 
 func (ex *execution) run() (res *Result) {
 	defer func() {
 		if p := recover(); p != nil {
-			// A bug, not the model's code: report it and keep the process.
-			res = ex.result(nil, &Error{Kind: KindException, Message: fmt.Sprintf("internal error in the sandbox: %v", p)})
+			res = ex.result(nil, panicError(p))
 		}
 		ex.stop()
 	}()
@@ -316,7 +308,45 @@ func (ex *execution) jsError(err error) *Error {
 	case errors.As(err, &exc):
 		return ex.thrown(exc.Value())
 	}
+	if e := allocationError(err); e != nil {
+		return e
+	}
 	return &Error{Kind: KindException, Message: err.Error()}
+}
+
+// panicError is the error of a panic out of the runtime: a built-in asked
+// for more memory than Go can give at once (a Go runtime error, which
+// goja passes on), or a bug of the sandbox's, reported, not fatal.
+func panicError(p any) *Error {
+	if err, ok := p.(error); ok {
+		if e := allocationError(err); e != nil {
+			return e
+		}
+	}
+	return &Error{Kind: KindException, Message: fmt.Sprintf("internal error in the sandbox: %v", p)}
+}
+
+// allocationError is a memory limit error for a Go runtime error that a
+// built-in's allocation raised (a length past what Go can make), else
+// nil.
+func allocationError(err error) *Error {
+	var re runtime.Error
+	if !errors.As(err, &re) || !isAllocation(re.Error()) {
+		return nil
+	}
+	return &Error{Kind: KindMemory, Message: "a built-in was asked for more memory than max_memory allows"}
+}
+
+// isAllocation reports whether text, a Go runtime error or what a worker
+// printed as it died, is an allocation too large to make.
+func isAllocation(text string) bool {
+	for _, s := range []string{"makeslice: len out of range", "makeslice: cap out of range", "growslice: len out of range",
+		"makemap: size out of range", "length overflow", "out of memory"} {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // thrown describes a thrown value: an Error's message and stack, or the

@@ -98,8 +98,8 @@ func FuzzSandboxCode(f *testing.F) {
 		f.Add(s)
 	}
 	limits := Limits{Timeout: 200 * time.Millisecond, MaxOutput: 4096, MaxToolCalls: 20}
-	r := NewRunner(limits)
-	healthRunner := NewRunner(Limits{Timeout: 5 * time.Second})
+	r := newRunner(limits)
+	healthRunner := newRunner(Limits{Timeout: 5 * time.Second})
 	bindings := []Binding{fuzzBinding(), {Name: "down", Tools: map[string]string{}, Unavailable: "connection refused",
 		Call: func(context.Context, string, []byte) (Answer, error) {
 			return Answer{}, fmt.Errorf("connection refused")

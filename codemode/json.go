@@ -234,10 +234,6 @@ func (s *stringifier) object(obj *goja.Object, indent string) {
 		s.write("]")
 		return
 	}
-	if n := indexKeys(obj); n > int64(s.maxKeys) {
-		// A typed array lists all its keys at once, in native code.
-		s.fail(fmt.Sprintf("JSON.stringify: an object with %d index keys is too big", n))
-	}
 	wrote := false
 	for _, k := range obj.Keys() {
 		if s.allow != nil && !s.allow[k] {

@@ -9,13 +9,22 @@ import (
 	"time"
 )
 
-// testPool, when set (CODEMODE_ISOLATION=process), runs the package's
-// executions in worker processes: this test binary, started again.
+// testPool runs the package's executions in worker processes: this test
+// binary, started again with testPoolWorker after WorkerCommand, so that
+// tests counting their own pools' processes can tell the test pool's
+// apart.
 var testPool *Pool
+
+// testPoolWorker marks the test pool's workers on their command line.
+const testPoolWorker = "codemode-test-pool"
 
 // brokenWorker is the first argument that makes this test binary a worker
 // that breaks the protocol in the way its second argument names.
 const brokenWorker = "codemode-broken-worker"
+
+// childTest, set in the environment, makes this test binary one that
+// tests its own confinement, with no test pool.
+const childTest = "CODEMODE_CHILD_TEST"
 
 func TestMain(m *testing.M) {
 	WorkerMain()
@@ -23,20 +32,22 @@ func TestMain(m *testing.M) {
 		serveBrokenly(os.Args[2])
 		os.Exit(0)
 	}
-	if os.Getenv("CODEMODE_ISOLATION") == "process" {
-		// The heap ceiling of in-process mode's default, so that the
-		// tests' expectations hold in both modes.
-		p, err := NewPool(PoolConfig{Workers: 2, MaxMemory: DefaultMaxMemory * 4 / 3})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		testPool = p
-		code := m.Run()
-		p.Close()
-		os.Exit(code)
+	if os.Getenv(childTest) != "" {
+		os.Exit(m.Run())
 	}
-	os.Exit(m.Run())
+	self, err := os.Executable()
+	if err == nil {
+		// The heap ceiling the tests' expectations were written for.
+		testPool, err = NewPool(PoolConfig{Command: []string{self, WorkerCommand, testPoolWorker}, Workers: 2,
+			MaxMemory: DefaultMaxMemory * 4 / 3})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	testPool.Close()
+	os.Exit(code)
 }
 
 // serveBrokenly is a worker that gets ready as a worker does, then, given
@@ -98,11 +109,6 @@ func serveBrokenly(how string) {
 	select {}
 }
 
-// newRunner is the runner the package's tests use: in process, or in the
-// test pool's workers when CODEMODE_ISOLATION=process.
-func newRunner(l Limits) *Runner {
-	if testPool != nil {
-		return NewProcessRunner(l, testPool)
-	}
-	return NewRunner(l)
-}
+// newRunner is the runner the package's tests use: executions in the test
+// pool's workers, as every execution runs in Caddy.
+func newRunner(l Limits) *Runner { return NewProcessRunner(l, testPool) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -212,8 +213,8 @@ func (p *Pool) fillLoop() {
 			}
 		}
 		w, err := p.start(context.Background())
-		if afterFillStart != nil {
-			afterFillStart()
+		if hook := afterFillStart.Load(); hook != nil {
+			(*hook)(p)
 		}
 		if err != nil {
 			// Tried again later, less and less often: a program that
@@ -240,7 +241,7 @@ func (p *Pool) fillLoop() {
 
 // afterFillStart, set by a test, runs between a background start and
 // the pool taking the worker in: where a Close may come.
-var afterFillStart func()
+var afterFillStart atomic.Pointer[func(*Pool)]
 
 // maxStartBackoff bounds the wait between two background starts after
 // failures.

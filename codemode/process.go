@@ -236,7 +236,7 @@ func (w *worker) deathError(maxMemory int64) *Error {
 	switch {
 	case strings.Contains(text, "stack overflow") || strings.Contains(text, "stack exceeds"):
 		return &Error{Kind: KindStack, Message: "the code nested built-in calls so deeply that its worker process overflowed its stack; the worker was stopped"}
-	case strings.Contains(text, "out of memory"):
+	case isAllocation(text):
 		return &Error{Kind: KindMemory, Message: fmt.Sprintf(
 			"the execution ran out of memory in its worker process (max_memory %d MiB); the worker was stopped", maxMemory>>20)}
 	}

@@ -58,9 +58,9 @@ type Limits struct {
 	// run; past it, running executions are interrupted. Default 1GiB.
 	MaxMemory int64
 
-	// MaxString bounds the length of one string a built-in may create, and
-	// MaxArray the length of an array built-ins work on. Defaults 32MiB and
-	// 4Mi elements.
+	// MaxString bounds the text JSON.stringify makes, and MaxArray the
+	// values one JSON text may hold. Defaults 32MiB and 4Mi values. Other
+	// built-ins are bounded by the worker's memory.
 	MaxString int
 	MaxArray  int
 	// MaxParallelCalls bounds binding calls in flight per execution;
@@ -204,7 +204,7 @@ func (r *Runner) run(ctx context.Context, code string, bindings []Binding, searc
 	if r.pool != nil {
 		return r.finish(r.runInWorker(ctx, code, bindings, search), start)
 	}
-	s, err := prepare(code)
+	s, err := safePrepare(code)
 	if err != nil {
 		<-r.slots
 		e, ok := err.(*Error)
@@ -237,6 +237,17 @@ func (r *Runner) run(ctx context.Context, code string, bindings []Binding, searc
 		ex.interrupt(&Error{Kind: KindTimeout, Message: timeoutMessage(r.limits.Timeout)})
 		return r.finish(ex.abandon(), start)
 	}
+}
+
+// safePrepare is prepare, with a panic of the compiler (folding a
+// constant past what Go can allocate, say) as the error.
+func safePrepare(code string) (s *script, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = nil, panicError(p)
+		}
+	}()
+	return prepare(code)
 }
 
 func timeoutMessage(d time.Duration) string {

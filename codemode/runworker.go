@@ -104,7 +104,7 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 			if res, done, ok := x.handle(m); !ok {
 				return x.died(), false
 			} else if done {
-				return res, !m.Stuck && x.fits()
+				return res, !m.Stuck && !passedLimit(res.Err) && x.fits()
 			}
 		case <-x.w.dead:
 			return x.died(), false
@@ -273,6 +273,22 @@ func (x *workerRun) died() *Result {
 		x.r.pool.notify("worker_died", x.w.pid, e.Message)
 	}
 	return &Result{Err: e, ToolCalls: int(x.calls.Load()), console: consoleOutput{lines: x.lines}}
+}
+
+// passedLimit reports whether an execution ended at one of its limits:
+// its code took its worker to the edge of what the process may do (a
+// built-in past the heap, the Go stack, a match cut off), so the worker
+// is replaced rather than trusted with the next. The error names the
+// limit.
+func passedLimit(e *Error) bool {
+	if e == nil {
+		return false
+	}
+	switch e.Kind {
+	case KindTimeout, KindMemory, KindStack, KindLimit:
+		return true
+	}
+	return false
 }
 
 // fits reports whether the worker's memory after an execution leaves room

@@ -561,10 +561,8 @@ func runChildTest(tb testing.TB, bin, test, stdin string, env ...string) (string
 	tb.Helper()
 	cmd := exec.CommandContext(tb.Context(), bin, "-test.run=^"+test+"$", "-test.v", "-test.count=1", "-test.timeout=2m")
 	// The child tests one process's confinement: no worker pool of its own
-	// (CODEMODE_ISOLATION), which it could not start once confined.
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "CODEMODE_ISOLATION=")
-	}), env...)
+	// (childTest), which it could not start once confined.
+	cmd.Env = append(append(os.Environ(), childTest+"=1"), env...)
 	cmd.Dir = tb.TempDir()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer

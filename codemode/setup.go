@@ -58,9 +58,7 @@ func (ex *execution) prime() error {
 	jsonObj := global.Get("JSON").(*goja.Object)
 	ex.jsonParse, _ = goja.AssertFunction(jsonObj.Get("parse"))
 
-	if err := ex.guardBuiltins(); err != nil {
-		return err
-	}
+	ex.fixBuiltins()
 	if err := ex.setupJSON(jsonObj); err != nil {
 		return err
 	}

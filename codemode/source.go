@@ -48,8 +48,8 @@ type script struct {
 var wholeArrow = regexp.MustCompile(`^async\s*(\([^)]*\)|[A-Za-z_$][\w$]*)\s*(:[^=]*)?=>`)
 
 // prepare turns the model's code into a program. Plain JavaScript is
-// parsed by goja directly; only code that does not parse, or that spreads
-// objects, goes through esbuild's TypeScript transform.
+// parsed by goja directly; only code that does not parse goes through
+// esbuild's TypeScript transform.
 func prepare(code string) (*script, error) {
 	code = stripFences(code)
 	var statements []int
@@ -94,26 +94,20 @@ func compileWrapped(code string, w wrapper) (*script, error) {
 	src := w.prefix + code + w.suffix
 	s := &script{wrap: w, lines: strings.Count(code, "\n") + 1}
 	ast, jsErr := parser.ParseFile(nil, scriptName, src, 0, parser.WithDisableSourceMaps)
-	if jsErr == nil && bigIntCandidate.MatchString(code) && hasBigInt(ast) {
-		return nil, errNoBigInt
-	}
-	// Object spread and rest go through esbuild too, which lowers them to
-	// loops of script (see syntax.go).
-	if jsErr != nil || strings.Contains(code, "...") && hasObjectSpread(ast) {
+	// What goja cannot parse (TypeScript, async generators) goes through
+	// esbuild, which strips the types and lowers the rest.
+	if jsErr != nil {
 		res := api.Transform(src, api.TransformOptions{
 			Loader:     api.LoaderTS,
 			Sourcemap:  api.SourceMapExternal,
 			Sourcefile: scriptName,
-			Target:     api.ES2017,
-			Format:     api.FormatDefault,
+			Target:     api.ES2022,
+			// goja has neither async generators nor for await.
+			Supported: map[string]bool{"async-generator": false, "for-await": false},
+			Format:    api.FormatDefault,
 		})
 		if len(res.Errors) > 0 {
 			return nil, s.esbuildError(res.Errors[0])
-		}
-		for _, w := range res.Warnings {
-			if w.ID == "bigint" { // esbuild turned a BigInt literal into a BigInt() call
-				return nil, errNoBigInt
-			}
 		}
 		sm, err := sourcemap.Parse(scriptName+".map", res.Map)
 		if err != nil {

@@ -6,9 +6,9 @@ import (
 	"sync"
 )
 
-// Priming a fresh runtime (the built-in guards, console, timers, JSON) is
-// most of what an execution with a few tool calls costs, and none of it
-// depends on the code. So each Runner, and each worker process, keeps one
+// Priming a fresh runtime (console, timers, JSON, the timed regular
+// expressions) is a good part of what an execution with a few tool calls
+// costs, and none of it depends on the code. So each Runner, and each worker process, keeps one
 // runtime primed ahead: an execution takes it and starts priming the next
 // in the background, and the wait for the setup moves off the request.
 // Only an execution that runs alone primes ahead: when several run at
@@ -66,10 +66,10 @@ func (s *spares) fill(l Limits, filled chan struct{}) {
 }
 
 // primeLimits is what of l priming depends on: the stack depth, which
-// the runtime and the nesting guard take at once. Every other limit is
-// read when it applies, so a spare serves handlers that differ in them
-// (those sharing a pool of workers, say); begin sets them. The string and
-// array bounds are kept too, to be safe.
+// the runtime takes at once. Every other limit is read when it applies,
+// so a spare serves handlers that differ in them (those sharing a pool of
+// workers, say); begin sets them. The JSON bounds are kept too, to be
+// safe.
 func primeLimits(l Limits) Limits {
 	return Limits{MaxStackDepth: l.MaxStackDepth, MaxString: l.MaxString, MaxArray: l.MaxArray}
 }

@@ -63,6 +63,14 @@ func shallowType(s *schemaNode) *tsType {
 		}
 		return tsUnknown
 	}
+	return unionOfTypes(names,
+		func() *tsType { return &tsType{kind: tsArray, elem: tsUnknown} },
+		func() *tsType { return tsCut })
+}
+
+// unionOfTypes is the union of the TypeScript types of JSON Schema type
+// names, with array and object rendering arrays and objects.
+func unionOfTypes(names []string, array, object func() *tsType) *tsType {
 	members := make([]*tsType, 0, len(names))
 	for _, n := range names {
 		switch n {
@@ -75,9 +83,9 @@ func shallowType(s *schemaNode) *tsType {
 		case "null":
 			members = append(members, tsNull)
 		case "array":
-			members = append(members, &tsType{kind: tsArray, elem: tsUnknown})
+			members = append(members, array())
 		case "object":
-			members = append(members, tsCut)
+			members = append(members, object())
 		default:
 			members = append(members, tsUnknown)
 		}
@@ -282,26 +290,9 @@ func (r *schemaRenderer) baseType(s *schemaNode, depth int) *tsType {
 			return nil
 		}
 	}
-	members := make([]*tsType, 0, len(names))
-	for _, n := range names {
-		switch n {
-		case "string":
-			members = append(members, tsString)
-		case "number", "integer":
-			members = append(members, tsNumber)
-		case "boolean":
-			members = append(members, tsBoolean)
-		case "null":
-			members = append(members, tsNull)
-		case "array":
-			members = append(members, r.arrayType(s, depth))
-		case "object":
-			members = append(members, r.objectType(s, depth))
-		default:
-			members = append(members, tsUnknown)
-		}
-	}
-	return unionOf(members...)
+	return unionOfTypes(names,
+		func() *tsType { return r.arrayType(s, depth) },
+		func() *tsType { return r.objectType(s, depth) })
 }
 
 // enumSize is about how long the enum's values are as literals, counted

@@ -408,7 +408,6 @@ func (p *caddyProc) stats() (runtimeStats, error) {
 	return s, nil
 }
 
-// goroutineDump is the goroutine profile in text, for a failure message.
 // workers is how many code mode worker processes Caddy keeps track of:
 // the goroutines, one per worker, that wait for a worker's end (-1 if the
 // profile cannot be read).
@@ -428,6 +427,7 @@ func (p *caddyProc) workers() int {
 	return n
 }
 
+// goroutineDump is the goroutine profile in text, for a failure message.
 func (p *caddyProc) goroutineDump() string {
 	b, err := p.adminGet("/debug/pprof/goroutine?debug=1")
 	if err != nil {
