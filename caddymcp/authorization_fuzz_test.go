@@ -84,7 +84,7 @@ func FuzzAuthorizedEndpoint(f *testing.F) {
 	if err := h.Provision(ctx); err != nil {
 		f.Fatal(err)
 	}
-	h.logger, h.fast.logger = zap.NewNop(), zap.NewNop()
+	h.logger = zap.NewNop()
 	fuzzQuiet(&h.Endpoint)
 	// tokens by pick&7 (1 to 5), with the scopes they carry; nil scopes
 	// for a token that is not valid here.

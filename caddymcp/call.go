@@ -51,7 +51,7 @@ type outcome struct {
 }
 
 // toolHandler is mcp-go's way into a tool, and runTool the fast path's;
-// both run the call with serve.
+// both run the call with callTool.
 func (h *Handler) toolHandler(p *provisioned) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
@@ -61,12 +61,19 @@ func (h *Handler) toolHandler(p *provisioned) server.ToolHandlerFunc {
 		if args, ok := ctx.Value(argsKey{}).(map[string]any); ok {
 			raw = args
 		}
-		return h.serve(ctx, p, raw), nil
+		return h.callTool(ctx, p, raw), nil
 	}
 }
 
-// runTool is the fast path's way into a tool (see fastpath.go).
+// runTool is the fast path's way into a tool (see package fastpath); a
+// panic is logged, and answered by the fast path as mcp-go answers it.
 func (h *Handler) runTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.logger.Error("panic in tool handler", zap.String("tool", name), zap.Any("panic", p))
+			panic(p)
+		}
+	}()
 	if h.disc != nil {
 		return h.runMeta(ctx, name, args)
 	}
@@ -74,12 +81,12 @@ func (h *Handler) runTool(ctx context.Context, name string, args map[string]any)
 	if p == nil {
 		return nil, false
 	}
-	return h.serve(ctx, p, args), true
+	return h.callTool(ctx, p, args), true
 }
 
-// serve runs one call of p with its arguments as decoded, and logs and
+// callTool runs one call of p with its arguments as decoded, and logs and
 // counts it.
-func (h *Handler) serve(ctx context.Context, p *provisioned, raw any) *mcp.CallToolResult {
+func (h *Handler) callTool(ctx context.Context, p *provisioned, raw any) *mcp.CallToolResult {
 	start := time.Now()
 	res, out := h.call(ctx, p, raw)
 	if caller := callerOf(ctx); caller != nil {

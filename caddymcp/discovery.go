@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/caddy-mcp/caddy-mcp/fastpath"
 	"github.com/caddy-mcp/caddy-mcp/search"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
@@ -191,7 +192,7 @@ func (h *Handler) runMeta(ctx context.Context, name string, raw any) (*mcp.CallT
 		}
 		// The inner tool's own call: its validation, limits, logs and
 		// metrics, under its name.
-		return h.serve(ctx, p, args), true
+		return h.callTool(ctx, p, args), true
 	}
 	return nil, false
 }
@@ -358,7 +359,7 @@ func callTarget(name string, raw json.RawMessage) string {
 	if name != callToolName {
 		return ""
 	}
-	args := decodeArgs(raw)
+	args := fastpath.DecodeArgs(raw)
 	inner, _ := args["name"].(string)
 	return inner
 }

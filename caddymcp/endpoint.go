@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/caddy-mcp/caddy-mcp/fastpath"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -92,8 +91,8 @@ func (e *Endpoint) provisionEndpoint(ctx caddy.Context, srv *server.MCPServer, t
 	if err := e.provisionPolicy(tag, logger, m); err != nil {
 		return err
 	}
-	e.transport = newTransport(srv, ctx.Slogger())
-	e.mirrored = mirroredTools(srv)
+	e.transport = fastpath.NewTransport(srv, ctx.Slogger())
+	e.mirrored = fastpath.MirroredTools(srv)
 	e.allowHeaders = corsAllowHeaders(e.mirrored)
 	return nil
 }
@@ -151,20 +150,6 @@ func (e *Endpoint) provisionPolicy(tag string, logger *zap.Logger, m *metrics) e
 	return nil
 }
 
-// newTransport serves srv over streamable HTTP as every endpoint here does.
-func newTransport(srv *server.MCPServer, logger *slog.Logger) *server.StreamableHTTPServer {
-	return server.NewStreamableHTTPServer(srv,
-		// Stateless: no session state, so any number of instances behind any
-		// load balancer serve the same endpoint.
-		server.WithStateLess(true),
-		// No standalone GET stream: an open stream would hold up reloads.
-		server.WithDisableStreaming(true),
-		// The Origin and Host policy is ours (see refuse).
-		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(logger),
-	)
-}
-
 // validate checks the endpoint settings, for the Validate of mcp and
 // codemode.
 func (e *Endpoint) validate() error {
@@ -217,33 +202,6 @@ func (e *Endpoint) offerListCaching(srv *server.MCPServer, perCaller bool) {
 	server.WithMethodCacheHints(mcp.MethodServerDiscover, ttl.Milliseconds(), mcp.CacheScopePublic)(srv)
 }
 
-// rpcInfo is the part of a JSON-RPC message the handler looks at before
-// mcp-go does: for placeholders, logs and metrics.
-type rpcInfo struct {
-	JSONRPC   string          `json:"jsonrpc"`
-	RawID     json.RawMessage `json:"id"`
-	Method    string          `json:"method"`
-	RawParams json.RawMessage `json:"params"`
-	// Params is RawParams decoded, for tools/call; paramsDecoded says
-	// whether all of it decoded.
-	Params        callParams `json:"-"`
-	paramsDecoded bool
-}
-
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Meta      callMeta        `json:"_meta"`
-}
-
-// id is the request id for an error answer.
-func (i *rpcInfo) id() mcp.RequestId {
-	if len(i.RawID) == 0 {
-		return mcp.RequestId{}
-	}
-	return mcp.NewRequestId(json.RawMessage(i.RawID))
-}
-
 type ctxKey struct{}
 
 // argsKey carries a tools/call's arguments decoded with json.Number, so
@@ -254,7 +212,7 @@ type argsKey struct{}
 // serveEndpoint answers one HTTP request on the MCP endpoint. ctxValue is
 // made available to tool handlers through the request context. fast, if
 // not nil, answers the tools/calls it takes; mcp-go answers the rest.
-func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValue any, fast *fastPath) error {
+func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValue any, fast *fastpath.Path) error {
 	origin := r.Header.Get("Origin")
 	if reason := e.refuse(r, origin); reason != "" {
 		e.reject(w, r, http.StatusForbidden, "forbidden", reason)
@@ -307,7 +265,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 	if r.Method == http.MethodPost {
 		var err error
 		var buf *[]byte
-		body, buf, err = readPooledBody(w, r, e.MaxRequestSize)
+		body, buf, err = fastpath.ReadBody(w, r, e.MaxRequestSize)
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
@@ -330,11 +288,11 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 			e.metrics.rejected.WithLabelValues(e.handlerTag, "batch").Inc()
 			return nil
 		}
-		info := newRPCInfo()
-		defer releaseRPCInfo(info)
-		if decodeRPC(body, info) && info.Method != "" {
+		info := fastpath.NewMessage()
+		defer info.Release()
+		if info.Decode(body) && info.Method != "" {
 			if info.Method == string(mcp.MethodSubscriptionsListen) {
-				e.rpcError(w, http.StatusOK, info.id(), mcp.METHOD_NOT_FOUND, "subscriptions/listen is not offered: this server sends no notifications")
+				e.rpcError(w, http.StatusOK, info.ID(), mcp.METHOD_NOT_FOUND, "subscriptions/listen is not offered: this server sends no notifications")
 				return nil
 			}
 			e.metrics.requests.WithLabelValues(e.handlerTag, metricMethod(info.Method)).Inc()
@@ -347,7 +305,8 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 					repl.Set("http.mcp.tool", info.Params.Name)
 				}
 			}
-			if info.Method == string(mcp.MethodToolsList) && fast.serveList(w, r, body, info) {
+			if info.Method == string(mcp.MethodToolsList) && fast.ServeList(w, r, body, info) {
+				fastpath.ReleaseBody(buf)
 				return nil
 			}
 			if info.Method == string(mcp.MethodToolsCall) {
@@ -359,12 +318,12 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 				if e.refuseTool(w, r, tool) || e.refuseMirror(w, r, info) {
 					return nil
 				}
-				if fast != nil && fast.serve(w, r.WithContext(contextWith(r.Context(), ctxValue)), body, info) {
-					releaseBody(buf)
+				if fast.ServeCall(w, r.WithContext(contextWith(r.Context(), ctxValue)), body, info) {
+					fastpath.ReleaseBody(buf)
 					return nil
 				}
 				if len(info.Params.Arguments) > 0 {
-					if args := decodeArgs(info.Params.Arguments); args != nil {
+					if args := fastpath.DecodeArgs(info.Params.Arguments); args != nil {
 						r = r.WithContext(context.WithValue(r.Context(), argsKey{}, args))
 					}
 				}
@@ -372,14 +331,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 		}
 	}
 
-	ctx := contextWith(r.Context(), ctxValue)
-	e.transport.Handle(&flushWriter{w: w}, &server.HTTPRequest{
-		Method:  r.Method,
-		URL:     r.URL,
-		Header:  r.Header,
-		Body:    body,
-		Context: ctx,
-	})
+	fastpath.HandOn(e.transport, w, r, body, contextWith(r.Context(), ctxValue))
 	return nil
 }
 
@@ -463,24 +415,6 @@ func contextWith(ctx context.Context, v any) context.Context {
 	return context.WithValue(ctx, ctxKey{}, v)
 }
 
-// readBody reads a request body of at most limit bytes, in one exact
-// allocation when the client gave a small length. A large one is not
-// taken on trust: memory follows the bytes that arrive. A declared length
-// over the limit is refused before a byte is read, rather than after that
-// many bytes arrived.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, &http.MaxBytesError{Limit: limit}
-	}
-	rd := http.MaxBytesReader(w, r.Body, limit)
-	if n := r.ContentLength; n >= 0 && n <= limit && n <= upstream.ExactReadMax {
-		body := make([]byte, n)
-		_, err := io.ReadFull(rd, body)
-		return body, err
-	}
-	return io.ReadAll(rd)
-}
-
 func onLoopback(r *http.Request) bool {
 	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok || addr == nil {
@@ -551,17 +485,6 @@ func sameOrigin(origin, hostHeader string) bool {
 	return strings.EqualFold(u.Hostname(), h) && oport == hport
 }
 
-// flushWriter lets mcp-go stream SSE responses through Caddy's response
-// writer, which is not an http.Flusher itself.
-type flushWriter struct{ w http.ResponseWriter }
-
-func (f *flushWriter) Header() http.Header         { return f.w.Header() }
-func (f *flushWriter) WriteHeader(status int)      { f.w.WriteHeader(status) }
-func (f *flushWriter) Write(p []byte) (int, error) { return f.w.Write(p) }
-func (f *flushWriter) Flush()                      { _ = http.NewResponseController(f.w).Flush() }
-func (f *flushWriter) CanStream() bool             { return true }
-func (f *flushWriter) Unwrap() http.ResponseWriter { return f.w }
-
 func metricMethod(m string) string {
 	switch m {
 	case "initialize", "ping", "tools/list", "tools/call", "server/discover",
@@ -573,6 +496,3 @@ func metricMethod(m string) string {
 	}
 	return "other"
 }
-
-// Interface guards
-var _ server.HTTPResponseWriter = (*flushWriter)(nil)

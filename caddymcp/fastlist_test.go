@@ -114,7 +114,7 @@ func FuzzFastListMatchesMCPGo(f *testing.F) {
 		if err := h.Provision(ctx); err != nil {
 			f.Fatal(err)
 		}
-		h.logger, h.fast.logger = zap.NewNop(), zap.NewNop()
+		h.logger = zap.NewNop()
 		fuzzQuiet(&h.Endpoint)
 		if !fast {
 			h.fast = nil
@@ -128,7 +128,7 @@ func FuzzFastListMatchesMCPGo(f *testing.F) {
 		{load(true, scoped, true, ""), load(false, scoped, true, "")},
 		{load(true, scoped, true, discoverySearch), load(false, scoped, true, discoverySearch)},
 	}
-	if modes[0].fast.fast.list == nil || modes[1].fast.fast.list == nil || modes[2].fast.fast.list != nil || modes[3].fast.fast.list == nil {
+	if !modes[0].fast.fast.AnswersLists() || !modes[1].fast.fast.AnswersLists() || modes[2].fast.fast.AnswersLists() || !modes[3].fast.fast.AnswersLists() {
 		f.Fatal("the prepared lists are not where they should be: without tool scopes or with discovery search, and not with tool scopes otherwise")
 	}
 
@@ -170,7 +170,7 @@ func FuzzFastListMatchesMCPGo(f *testing.F) {
 func TestFastListAnswersFromBytes(t *testing.T) {
 	h := &Handler{Upstream: "http://127.0.0.1:9", Tools: fastListTools()}
 	defer provisionBench(t, h)()
-	if h.fast.list == nil {
+	if !h.fast.AnswersLists() {
 		t.Fatal("no prepared list")
 	}
 	requests := map[string]struct {
@@ -183,11 +183,11 @@ func TestFastListAnswersFromBytes(t *testing.T) {
 		"2026-07-28": toolsListBodies["2026-07-28"],
 	}
 	for version, in := range requests {
-		before := h.fast.lists.Load()
+		before := h.fast.Listed()
 		if w := serveOnce(t, h, in.body, in.header); w.Code != 200 || !strings.Contains(w.Body.String(), `"name":"c_third"`) {
 			t.Fatalf("version %q: answer %d %s", version, w.Code, w.Body)
 		}
-		if h.fast.lists.Load() != before+1 {
+		if h.fast.Listed() != before+1 {
 			t.Errorf("version %q: the tools/list was not answered from the prepared bytes", version)
 		}
 	}
@@ -225,7 +225,7 @@ func TestFastListConcurrentFirstRequests(t *testing.T) {
 			t.Errorf("answer %d differs from mcp-go's:\n%.500s\nwant\n%.500s", i, got, want[eras[i%2]])
 		}
 	}
-	if n := h.fast.lists.Load(); n != int64(len(answers)) {
+	if n := h.fast.Listed(); n != int64(len(answers)) {
 		t.Errorf("%d of %d answered from the prepared bytes", n, len(answers))
 	}
 }

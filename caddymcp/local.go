@@ -14,6 +14,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/inprocess"
 )
 
 // How a backend request was sent: the values of the via label.
@@ -202,7 +204,7 @@ func (lt *localTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Host == lt.host {
 		if r := lt.current(); r != nil && r.srv != nil && r.ctx.Err() == nil {
 			lt.count(viaInProcess)
-			return serveLocal(r.srv, r.local, r.ctx, req)
+			return inprocess.Serve(r.srv, r.local, r.ctx, req, caddy.Log())
 		}
 	}
 	lt.count(viaHTTP)

@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/caddy-mcp/caddy-mcp/fastpath"
 	"github.com/caddy-mcp/caddy-mcp/internal/version"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
@@ -151,8 +152,8 @@ type Handler struct {
 	importKeys []string
 	logger     *zap.Logger
 	metrics    *metrics
-	fast       *fastPath  // nil: every request goes through mcp-go
-	disc       *discovery // nil: discovery all
+	fast       *fastpath.Path // nil: every request goes through mcp-go
+	disc       *discovery     // nil: discovery all
 }
 
 // CaddyModule returns the Caddy module information.
@@ -263,14 +264,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			}
 		}
 	}
-	h.fast = newFastPath(h.runTool, srv, h.transport, mcp.Implementation{Name: h.Name, Version: h.Version}, ctx.Slogger(), h.logger)
+	h.fast = fastpath.New(h.runTool, srv, h.transport, mcp.Implementation{Name: h.Name, Version: h.Version}, ctx.Slogger())
 	shared := h.auth == nil || len(h.auth.toolScopes) == 0 || h.disc != nil
 	h.offerListCaching(srv, !shared)
 	if shared {
 		// One list for every caller: it is answered from bytes. With tool
 		// scopes each caller's list is filtered, by mcp-go; with discovery
 		// search it holds two tools that need no scope.
-		h.fast.list = prepareList(srv, h.transport)
+		h.fast.PrepareList(srv)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/fastpath"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
 
@@ -46,7 +47,7 @@ type tracedParams struct {
 // parent is the HTTP request's span, unless the HTTP request carried no
 // trace context and the message's _meta does: then the _meta's, and the
 // span links to the HTTP span.
-func startRequestSpan(w http.ResponseWriter, r *http.Request, info *rpcInfo) (http.ResponseWriter, *http.Request, *requestSpan) {
+func startRequestSpan(w http.ResponseWriter, r *http.Request, info *fastpath.Message) (http.ResponseWriter, *http.Request, *requestSpan) {
 	httpSpan := trace.SpanFromContext(r.Context())
 	if !httpSpan.SpanContext().IsValid() {
 		return w, r, nil

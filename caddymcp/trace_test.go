@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/caddy-mcp/caddy-mcp/fastpath"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/upstream"
 )
@@ -428,7 +429,7 @@ func TestLiveTracingCodeMode(t *testing.T) {
 // span in the context: the cost every untraced request pays) and under a
 // recording span whose spans go nowhere.
 func BenchmarkTraceHooks(b *testing.B) {
-	info := &rpcInfo{JSONRPC: "2.0", RawID: json.RawMessage(`7`), Method: "tools/call",
+	info := &fastpath.Message{JSONRPC: "2.0", RawID: json.RawMessage(`7`), Method: "tools/call",
 		RawParams: json.RawMessage(`{"name":"get_order","arguments":{"id":42}}`)}
 	provider := sdktrace.NewTracerProvider()
 	defer provider.Shutdown(context.Background())

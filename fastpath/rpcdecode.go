@@ -1,4 +1,4 @@
-package caddymcp
+package fastpath
 
 import (
 	"encoding/json"
@@ -7,8 +7,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// decodeRPC decodes a JSON-RPC message into info as json.Unmarshal does,
-// and reports whether it decoded (json.Unmarshal's nil error). For a
+// Decode decodes a JSON-RPC message into m as json.Unmarshal does, and
+// reports whether it decoded (json.Unmarshal's nil error). For a
 // tools/call it decodes the params too, setting paramsDecoded.
 //
 // encoding/json allocates its decoder state and copies every raw member;
@@ -19,35 +19,35 @@ import (
 // (a member in other letters, which encoding/json still matches, a
 // repeated one, whose last value it keeps, an escape, a value of another
 // type) goes to encoding/json, for the same result.
-func decodeRPC(body []byte, info *rpcInfo) bool {
+func (m *Message) Decode(body []byte) bool {
 	if !json.Valid(body) {
 		return false
 	}
-	if !quickRPC(body, info) {
-		*info = rpcInfo{}
-		if json.Unmarshal(body, info) != nil {
+	if !quickRPC(body, m) {
+		*m = Message{}
+		if json.Unmarshal(body, m) != nil {
 			return false
 		}
 	}
-	if info.Method == string(mcp.MethodToolsCall) {
-		if !quickParams(info.RawParams, &info.Params) {
-			info.Params = callParams{}
-			info.paramsDecoded = json.Unmarshal(info.RawParams, &info.Params) == nil
+	if m.Method == string(mcp.MethodToolsCall) {
+		if !quickParams(m.RawParams, &m.Params) {
+			m.Params = CallParams{}
+			m.paramsDecoded = json.Unmarshal(m.RawParams, &m.Params) == nil
 		} else {
-			info.paramsDecoded = true
+			m.paramsDecoded = true
 		}
 	}
 	return true
 }
 
-// The member names of callMeta; those of rpcInfo and callParams are
+// The member names of callMeta; those of Message and CallParams are
 // messageMembers and paramsMembers, in the same order.
 var callMetaNames = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities}
 
-// quickRPC is decodeRPC's own reading of the envelope of valid JSON; it
+// quickRPC is Decode's own reading of the envelope of valid JSON; it
 // reports false, having set fields or not, for a message it leaves to
 // encoding/json.
-func quickRPC(body []byte, info *rpcInfo) bool {
+func quickRPC(body []byte, info *Message) bool {
 	s := shapeScan{src: body}
 	return s.fields(messageMembers, func(i int, raw []byte) bool {
 		switch i {
@@ -68,7 +68,7 @@ func quickRPC(body []byte, info *rpcInfo) bool {
 
 // quickParams reads the params of a tools/call as quickRPC reads the
 // envelope.
-func quickParams(raw []byte, p *callParams) bool {
+func quickParams(raw []byte, p *CallParams) bool {
 	s := shapeScan{src: raw}
 	return s.fields(paramsMembers, func(i int, raw []byte) bool {
 		switch i {

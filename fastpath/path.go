@@ -1,4 +1,4 @@
-package caddymcp
+package fastpath
 
 import (
 	"bytes"
@@ -12,28 +12,28 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"go.uber.org/zap"
 )
 
 // The tools/call fast path. mcp-go parses a message five or six times,
 // starts a goroutine for notifications and builds a session for every
 // request; for the one message that carries the traffic, a plain tools/call
-// asking for no progress, the mcp handler answers itself, with the bytes
+// asking for no progress, the endpoint answers itself, with the bytes
 // mcp-go would write. It takes a request only when every check mcp-go's
 // streamable HTTP server makes of it is sure to pass (see accept), and
-// otherwise leaves it to mcp-go untouched: initialize, tools/list, ping,
+// otherwise leaves it to mcp-go untouched: initialize, ping,
 // notifications, progress, unknown tools, anything malformed or unusual.
-// FuzzFastPathMatchesMCPGo holds the two to the same answers and the same
-// upstream requests; TestMCPGoVersion asks for that to be re-checked when
-// mcp-go changes.
+// Differential tests and fuzz targets, here and in caddymcp, hold the two
+// to the same answers and the same upstream requests; TestMCPGoVersion
+// asks for that to be re-checked when mcp-go changes.
 
-// fastCall runs a tool by name; it reports false, having run nothing, for
-// a tool it does not have.
-type fastCall func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool)
+// CallFunc runs a tool by name; it reports false, having run nothing, for
+// a tool it does not have. A panic in it is answered as mcp-go answers a
+// panic in a tool handler; logging it is CallFunc's.
+type CallFunc func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, bool)
 
-// fastPath answers plain tools/calls of the mcp handler.
-type fastPath struct {
-	call fastCall
+// Path answers the plain tools/calls and tools/lists of one endpoint.
+type Path struct {
+	call CallFunc
 	// transport is the endpoint's: the protocol versions it serves.
 	transport *server.StreamableHTTPServer
 	// replay writes a result the tool already gave, through mcp-go, for the
@@ -44,17 +44,17 @@ type fastPath struct {
 	mirrored map[string]*mcp.Tool
 	meta     []byte // the _meta of 2026-07-28 answers, marshalled once
 	// list holds the prepared tools/list answers; nil: mcp-go answers
-	// every tools/list (see serveList).
+	// every tools/list (see ServeList).
 	list    *listAnswers
-	logger  *zap.Logger
-	answers atomic.Int64 // tools/calls answered (for tests)
-	lists   atomic.Int64 // tools/lists answered (for tests)
+	answers atomic.Int64 // tools/calls answered
+	lists   atomic.Int64 // tools/lists answered
 }
 
-// newFastPath makes the fast path of an endpoint whose MCP server is srv
-// and whose transport is transport; call runs its tools.
-func newFastPath(call fastCall, srv *server.MCPServer, transport *server.StreamableHTTPServer, info mcp.Implementation, slogger *slog.Logger, logger *zap.Logger) *fastPath {
-	f := &fastPath{call: call, transport: transport, mirrored: mirroredTools(srv), meta: serverMeta(info), logger: logger}
+// New makes the fast path of an endpoint whose MCP server is srv and
+// whose transport is transport; call runs its tools. It answers no
+// tools/list until PrepareList.
+func New(call CallFunc, srv *server.MCPServer, transport *server.StreamableHTTPServer, info mcp.Implementation, slogger *slog.Logger) *Path {
+	f := &Path{call: call, transport: transport, mirrored: MirroredTools(srv), meta: serverMeta(info)}
 	// The replay server has the tools of srv, each answering with the result
 	// in its context, and the same name and version, so that mcp-go
 	// decorates and encodes a result as the endpoint's own server would.
@@ -62,9 +62,22 @@ func newFastPath(call fastCall, srv *server.MCPServer, transport *server.Streama
 	for _, t := range srv.ListTools() {
 		replay.AddTool(t.Tool, replayResult)
 	}
-	f.replay = newTransport(replay, slogger)
+	f.replay = NewTransport(replay, slogger)
 	return f
 }
+
+// PrepareList has the fast path answer tools/list too, from bytes: for an
+// endpoint whose list is the same for every caller.
+func (f *Path) PrepareList(srv *server.MCPServer) { f.list = prepareList(srv, f.transport) }
+
+// AnswersLists reports whether PrepareList was called.
+func (f *Path) AnswersLists() bool { return f != nil && f.list != nil }
+
+// Answered counts the tools/calls the fast path answered.
+func (f *Path) Answered() int64 { return f.answers.Load() }
+
+// Listed counts the tools/lists the fast path answered.
+func (f *Path) Listed() int64 { return f.lists.Load() }
 
 // toolRun is what one run of a tool gave: a result, or a panic.
 type toolRun struct {
@@ -85,16 +98,19 @@ func replayResult(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResu
 	return run.result, nil
 }
 
-// serve answers a tools/call, whose body is body and whose envelope info
-// is already decoded, if it can, and reports whether it did. Once the tool
+// ServeCall answers a tools/call, whose body is body and whose envelope
+// m is already decoded, if it can, and reports whether it did. Once the tool
 // has run it answers whatever happens: handing the request on would run
 // the tool again.
-func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, info *rpcInfo) bool {
-	call, ok := f.accept(r, body, info)
+func (f *Path) ServeCall(w http.ResponseWriter, r *http.Request, body []byte, m *Message) bool {
+	if f == nil {
+		return false
+	}
+	call, ok := f.acceptCall(r, body, m)
 	if !ok {
 		return false
 	}
-	run, ok := f.run(r.Context(), info.Params.Name, call.args)
+	run, ok := f.run(r.Context(), m.Params.Name, call.args)
 	if !ok {
 		return false
 	}
@@ -110,7 +126,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, in
 // answerThroughMCPGo has mcp-go answer the request with what the tool
 // gave: a panic, or a result appendAnswer does not write (mcp-go's answer
 // to one it cannot encode is a 200 with no body).
-func (f *fastPath) answerThroughMCPGo(w http.ResponseWriter, r *http.Request, body []byte, run toolRun) {
+func (f *Path) answerThroughMCPGo(w http.ResponseWriter, r *http.Request, body []byte, run toolRun) {
 	f.replay.Handle(&flushWriter{w: w}, &server.HTTPRequest{
 		Method:  r.Method,
 		URL:     r.URL,
@@ -120,66 +136,91 @@ func (f *fastPath) answerThroughMCPGo(w http.ResponseWriter, r *http.Request, bo
 	})
 }
 
-// fastRequest is what accept found in a request it takes.
-type fastRequest struct {
-	id     json.RawMessage // as the answer carries it
-	args   map[string]any
-	modern bool // 2026-07-28
+// accepted is what accept found in a request it takes.
+type accepted struct {
+	id      json.RawMessage // as the answer carries it
+	version string          // of the Mcp-Protocol-Version header
+	modern  bool            // 2026-07-28
 }
 
-// accept reports whether mcp-go would take the tools/call as the tool call
-// it seems to be, and what the fast path needs of it. It checks, in the
-// order mcp-go does:
+// accept reports whether mcp-go would take the tools/call or tools/list m
+// as the plain call or list it seems to be, given its params' _meta (meta)
+// and the members its params may have; a call's own checks (its mirrored
+// headers, its arguments) and a list's (its prepared answer) are the
+// callers'. It checks what mcp-go checks:
 //
 //   - Content-Type is application/json, parameters allowed (handlePost);
 //   - the body is an object of the members jsonrpc, id, method and params,
-//     params of name, arguments and _meta, and _meta of the protocol
-//     version, client capabilities and client info, each member once and
-//     spelled exactly (see messageShape): so no result or error member,
-//     which makes the message a response, and no member mcp-go reads and
-//     the fast path does not (a task, progressToken, anything new);
-//   - no number that no float64 holds, in the id, the arguments or _meta,
+//     params of the given members, and _meta of the protocol version,
+//     client capabilities, client info and trace context, each member once
+//     and spelled exactly (see messageShape): so no result or error
+//     member, which makes the message a response, and no member mcp-go
+//     reads and the fast path does not (a task, progressToken, anything
+//     new);
+//   - no number that no float64 holds, in the id, the params or _meta,
 //     which mcp-go decodes into an any and answers a parse error for;
 //   - for a 2025 client (legacy era): no version in _meta, and a
 //     Mcp-Protocol-Version header that is absent or a version mcp-go
 //     knows; Mcp-Session-Id is ignored (stateless);
-//   - for a 2026-07-28 client: no Last-Event-ID, the version header equal to
-//     the _meta version, a version the transport serves, client
-//     capabilities that decode, Mcp-Method and Mcp-Name matching the body,
-//     and the Mcp-Param headers of mirrored arguments matching them;
+//   - for a 2026-07-28 client: no Last-Event-ID, the version header equal
+//     to the _meta version, a version the transport serves, client
+//     capabilities that decode, and Mcp-Method and Mcp-Name matching the
+//     body;
 //   - jsonrpc is "2.0", and the id a string or a number (not null, which
-//     makes a notification);
-//   - the arguments absent, null or an object.
+//     makes a notification).
 //
 // mcp-go does not look at Accept.
-func (f *fastPath) accept(r *http.Request, body []byte, info *rpcInfo) (fastRequest, bool) {
-	var call fastRequest
-	if !info.paramsDecoded || !jsonContentType(r.Header.Get("Content-Type")) {
-		return call, false
+func (f *Path) accept(r *http.Request, body []byte, m *Message, members []string, meta callMeta) (accepted, bool) {
+	var a accepted
+	if !jsonContentType(r.Header.Get("Content-Type")) {
+		return a, false
 	}
-	meta, ok := messageShape(body, paramsMembers)
+	rawMeta, ok := messageShape(body, members)
 	if !ok {
-		return call, false
+		return a, false
 	}
-	header := r.Header.Get(mcp.HeaderProtocolVersion)
-	version := info.Params.Meta.ProtocolVersion
-	call.modern = mcp.IsModernProtocol(version) || mcp.IsModernProtocol(header)
-	if !call.modern {
-		if version != "" || (header != "" && !mcp.IsValidProtocolVersion(header)) {
-			return call, false
+	a.version = r.Header.Get(mcp.HeaderProtocolVersion)
+	a.modern = mcp.IsModernProtocol(a.version)
+	if !a.modern {
+		if meta.ProtocolVersion != "" || (a.version != "" && !mcp.IsValidProtocolVersion(a.version)) {
+			return a, false
 		}
-	} else if header != version || !f.transport.SupportsProtocolVersion(version) ||
-		r.Header.Get(mcp.HeaderLastEventID) != "" || !clientCapabilities(info.Params.Meta.Capabilities, meta) ||
-		!standardHeadersMatch(r, version, info) || !f.paramHeadersMatch(r, info) {
+	} else if a.version != meta.ProtocolVersion || !f.transport.SupportsProtocolVersion(a.version) ||
+		r.Header.Get(mcp.HeaderLastEventID) != "" || !clientCapabilities(meta.Capabilities, rawMeta) ||
+		!standardHeadersMatch(r, a.version, m) {
+		return a, false
+	}
+	if m.JSONRPC != mcp.JSONRPC_VERSION {
+		return a, false
+	}
+	if a.id, ok = answerID(m.RawID); !ok {
+		return a, false
+	}
+	return a, true
+}
+
+// fastCall is what acceptCall found in a tools/call it takes.
+type fastCall struct {
+	accepted
+	args map[string]any
+}
+
+// acceptCall is accept for a tools/call, whose params must have decoded,
+// whose Mcp-Param headers of a 2026-07-28 call must match its mirrored
+// arguments, and whose arguments must be absent, null or an object.
+func (f *Path) acceptCall(r *http.Request, body []byte, m *Message) (fastCall, bool) {
+	var call fastCall
+	if !m.paramsDecoded {
 		return call, false
 	}
-	if info.JSONRPC != mcp.JSONRPC_VERSION {
+	var ok bool
+	if call.accepted, ok = f.accept(r, body, m, paramsMembers, m.Params.Meta); !ok {
 		return call, false
 	}
-	if call.id, ok = answerID(info.RawID); !ok {
+	if call.modern && !f.paramHeadersMatch(r, m) {
 		return call, false
 	}
-	if raw := bytes.TrimSpace(info.Params.Arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+	if raw := bytes.TrimSpace(m.Params.Arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		if call.args = decodePooledArgs(raw); call.args == nil {
 			return call, false // not an object: mcp-go and the tool handler say so
 		}
@@ -189,7 +230,7 @@ func (f *fastPath) accept(r *http.Request, body []byte, info *rpcInfo) (fastRequ
 
 // write writes the answer to a call whose tool gave res, if appendAnswer
 // can; it reports whether it did.
-func (f *fastPath) write(w http.ResponseWriter, call fastRequest, res *mcp.CallToolResult) bool {
+func (f *Path) write(w http.ResponseWriter, call fastCall, res *mcp.CallToolResult) bool {
 	var meta []byte
 	if call.modern {
 		// As mcp-go decorates a 2026-07-28 result: a resultType the handler
@@ -215,11 +256,10 @@ func (f *fastPath) write(w http.ResponseWriter, call fastRequest, res *mcp.CallT
 	return ok
 }
 
-// run runs the tool, keeping a panic for the answer.
-func (f *fastPath) run(ctx context.Context, name string, args map[string]any) (run toolRun, ok bool) {
+// run runs the tool, keeping a panic for the answer (CallFunc logs it).
+func (f *Path) run(ctx context.Context, name string, args map[string]any) (run toolRun, ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			f.logger.Error("panic in tool handler", zap.String("tool", name), zap.Any("panic", p))
 			run.panicked, run.recovered, ok = true, p, true
 		}
 	}()
@@ -257,23 +297,25 @@ func clientCapabilities(caps json.RawMessage, meta []byte) bool {
 
 // standardHeadersMatch reports whether a 2026-07-28 request's Mcp-Method
 // and Mcp-Name headers match its body, as mcp.ValidateStandardHeaders
-// does; the usual plain name is compared with the name already decoded
-// instead of parsing the params a third time.
-func standardHeadersMatch(r *http.Request, version string, info *rpcInfo) bool {
-	name := r.Header.Get(mcp.HeaderName)
-	if r.Header.Get(mcp.HeaderMethod) == string(mcp.MethodToolsCall) && name != "" && name == info.Params.Name {
-		if decoded, ok := mcp.DecodeHeaderValue(name); ok && decoded == name {
-			return true
+// does; a tools/call's usual plain name is compared with the name already
+// decoded instead of parsing the params a third time.
+func standardHeadersMatch(r *http.Request, version string, m *Message) bool {
+	if m.Method == string(mcp.MethodToolsCall) {
+		name := r.Header.Get(mcp.HeaderName)
+		if r.Header.Get(mcp.HeaderMethod) == m.Method && name != "" && name == m.Params.Name {
+			if decoded, ok := mcp.DecodeHeaderValue(name); ok && decoded == name {
+				return true
+			}
 		}
 	}
-	return mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, info.RawParams) == nil
+	return mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MCPMethod(m.Method), m.RawParams) == nil
 }
 
 // paramHeadersMatch reports whether a 2026-07-28 tools/call's Mcp-Param
 // headers match its mirrored arguments, as mcp-go checks them.
-func (f *fastPath) paramHeadersMatch(r *http.Request, info *rpcInfo) bool {
+func (f *Path) paramHeadersMatch(r *http.Request, info *Message) bool {
 	tool := f.mirrored[info.Params.Name]
-	return tool == nil || paramHeadersMatch(tool, r.Header, info.RawParams, true) == nil
+	return tool == nil || ParamHeadersMatch(tool, r.Header, info.RawParams, true) == nil
 }
 
 // jsonContentType reports whether a Content-Type is application/json, as

@@ -1,4 +1,4 @@
-package caddymcp
+package fastpath
 
 import (
 	"encoding/json"

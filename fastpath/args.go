@@ -1,4 +1,4 @@
-package caddymcp
+package fastpath
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// decodeArgs decodes tool arguments keeping numbers as json.Number; nil
+// DecodeArgs decodes tool arguments keeping numbers as json.Number; nil
 // when they are not an object.
 //
 // The arguments come out of a request body already checked as JSON, and
@@ -18,7 +18,7 @@ import (
 // numbers and plain strings are parts of one copy of the text. What it
 // gives is what encoding/json gives; anything it does not expect goes to
 // encoding/json.
-func decodeArgs(raw json.RawMessage) map[string]any {
+func DecodeArgs(raw json.RawMessage) map[string]any {
 	// argDecoder trusts its text to be JSON; checking costs one pass and
 	// no allocation, and keeps a caller that passes anything else from
 	// getting values encoding/json would never make (a json.Number "0+").

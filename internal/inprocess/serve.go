@@ -1,4 +1,6 @@
-package caddymcp
+// Package inprocess serves an HTTP request through a handler of this
+// process as a loopback connection to it would be served.
+package inprocess
 
 import (
 	"bytes"
@@ -11,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 )
 
@@ -20,13 +21,14 @@ import (
 // handler that writes much without flushing is read while it writes.
 const localBuffer = 64 << 10
 
-// serveLocal serves req through srv in process and returns its answer;
-// local is the address the connection would have come to, and stopped
-// is done once the config of srv is stopped. The server's request is built as net/http would have read it
-// from a loopback connection; its context carries none of req's values,
+// Serve serves req through srv in process and returns its answer; local
+// is the address the connection would have come to, stopped is done once
+// the config of srv is stopped, and logger hears of a panic in srv. The
+// server's request is built as net/http would have read it from a
+// loopback connection; its context carries none of req's values,
 // only its cancellation, so nothing of the caller's request (its
 // replacer, its authorization) leaks into the server's.
-func serveLocal(srv http.Handler, local net.Addr, stopped context.Context, req *http.Request) (*http.Response, error) {
+func Serve(srv http.Handler, local net.Addr, stopped context.Context, req *http.Request, logger *zap.Logger) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), http.LocalAddrContextKey, local))
 	w := &localWriter{header: make(http.Header), req: req, cancel: cancel, answer: make(chan *http.Response, 1)}
 	// A caller that gives up ends the handler's request and the answer's
@@ -57,7 +59,7 @@ func serveLocal(srv http.Handler, local net.Addr, stopped context.Context, req *
 					// As net/http does, the panic is logged with its stack
 					// and the client sees a broken answer: what the handler
 					// panicked with is not the caller's to read.
-					caddy.Log().Error("panic serving an in-process request", zap.String("host", req.URL.Host),
+					logger.Error("panic serving an in-process request", zap.String("host", req.URL.Host),
 						zap.String("path", req.URL.Path), zap.Any("panic", p), zap.Stack("stack"))
 					err = fmt.Errorf("in-process request to %s: %w", req.URL.Host, io.ErrUnexpectedEOF)
 				}

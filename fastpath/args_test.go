@@ -1,4 +1,4 @@
-package caddymcp
+package fastpath
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 func sameArgs(t *testing.T, raw string) {
 	t.Helper()
-	got, want := decodeArgs(json.RawMessage(raw)), decodeArgsJSON([]byte(raw))
+	got, want := DecodeArgs(json.RawMessage(raw)), decodeArgsJSON([]byte(raw))
 	if !reflect.DeepEqual(got, want) || (got == nil) != (want == nil) {
 		t.Fatalf("%.300q: decodeArgs gives %#v, encoding/json %#v", raw, got, want)
 	}
@@ -89,7 +89,7 @@ func TestDecodeArgsAllocatesInProportion(t *testing.T) {
 	raw := []byte(`{"tags":[1` + strings.Repeat(",1", 449_999) + `]}`)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	args := decodeArgs(raw)
+	args := DecodeArgs(raw)
 	runtime.ReadMemStats(&after)
 	if n := len(args["tags"].([]any)); n != 450_000 {
 		t.Fatalf("%d tags", n)
@@ -115,7 +115,7 @@ func FuzzDecodeArgs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		if !json.Valid([]byte(raw)) {
-			if args := decodeArgs(json.RawMessage(raw)); args != nil {
+			if args := DecodeArgs(json.RawMessage(raw)); args != nil {
 				t.Fatalf("%.300q is not JSON, and decodeArgs gives %#v", raw, args)
 			}
 			return

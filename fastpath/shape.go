@@ -1,4 +1,4 @@
-package caddymcp
+package fastpath
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // says whether mcp-go and the fast path read it alike.
 
 // The members of a message the fast path takes (see messageShape). The
-// first two are also those decodeRPC reads, of rpcInfo and callParams, by
+// first two are also those Decode reads, of Message and CallParams, by
 // their index.
 var (
 	messageMembers = []string{"jsonrpc", "id", "method", "params"}

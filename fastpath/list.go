@@ -1,4 +1,4 @@
-package caddymcp
+package fastpath
 
 import (
 	"bytes"
@@ -163,13 +163,13 @@ type listParams struct {
 	Meta   callMeta `json:"_meta"`
 }
 
-// serveList answers a tools/list from the prepared answers if it can, and
+// ServeList answers a tools/list from the prepared answers if it can, and
 // reports whether it did.
-func (f *fastPath) serveList(w http.ResponseWriter, r *http.Request, body []byte, info *rpcInfo) bool {
+func (f *Path) ServeList(w http.ResponseWriter, r *http.Request, body []byte, m *Message) bool {
 	if f == nil || f.list == nil {
 		return false
 	}
-	answer, id, from, ok := f.list.accept(r, body, info)
+	answer, id, from, ok := f.acceptList(r, body, m)
 	if !ok {
 		return false
 	}
@@ -191,46 +191,26 @@ func (f *fastPath) serveList(w http.ResponseWriter, r *http.Request, body []byte
 	return true
 }
 
-// accept reports whether mcp-go would answer the tools/list with the
-// prepared answer: the checks of fastPath.accept, with the params of a
-// list (a cursor and _meta); and which answer, with what id, from which
-// tool on.
-func (l *listAnswers) accept(r *http.Request, body []byte, info *rpcInfo) (answer *listAnswer, id json.RawMessage, from int, ok bool) {
-	if !jsonContentType(r.Header.Get("Content-Type")) || !l.encode() {
-		return nil, nil, 0, false
-	}
-	meta, ok := messageShape(body, listMembers)
-	if !ok {
-		return nil, nil, 0, false
-	}
+// acceptList is accept for a tools/list, with the params of a list (a
+// cursor and _meta) and a prepared answer for its version; it says which
+// answer, with what id, from which tool on.
+func (f *Path) acceptList(r *http.Request, body []byte, m *Message) (answer *listAnswer, id json.RawMessage, from int, ok bool) {
+	l := f.list
 	var params listParams
-	if raw := bytes.TrimSpace(info.RawParams); len(raw) > 0 {
+	if raw := bytes.TrimSpace(m.RawParams); len(raw) > 0 {
 		if raw[0] != '{' || json.Unmarshal(raw, &params) != nil {
 			return nil, nil, 0, false
 		}
 	}
-	header := r.Header.Get(mcp.HeaderProtocolVersion)
-	version := params.Meta.ProtocolVersion
-	prepared := l.byVersion[header]
+	a, ok := f.accept(r, body, m, listMembers, params.Meta)
+	if !ok || !l.encode() {
+		return nil, nil, 0, false
+	}
+	prepared := l.byVersion[a.version]
 	if prepared == nil {
 		return nil, nil, 0, false
 	}
 	if answer = prepared.get(l); answer == nil {
-		return nil, nil, 0, false
-	}
-	if !answer.modern {
-		if version != "" {
-			return nil, nil, 0, false
-		}
-	} else if header != version || r.Header.Get(mcp.HeaderLastEventID) != "" ||
-		!clientCapabilities(params.Meta.Capabilities, meta) ||
-		mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsList, info.RawParams) != nil {
-		return nil, nil, 0, false
-	}
-	if info.JSONRPC != mcp.JSONRPC_VERSION {
-		return nil, nil, 0, false
-	}
-	if id, ok = answerID(info.RawID); !ok {
 		return nil, nil, 0, false
 	}
 	if params.Cursor != "" {
@@ -240,7 +220,7 @@ func (l *listAnswers) accept(r *http.Request, body []byte, info *rpcInfo) (answe
 		}
 		from = sort.Search(len(l.names), func(i int) bool { return l.names[i] > string(after) })
 	}
-	return answer, id, from, true
+	return answer, a.id, from, true
 }
 
 // answerRecorder keeps the answer mcp-go writes.

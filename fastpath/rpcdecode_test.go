@@ -1,4 +1,4 @@
-package caddymcp
+package fastpath
 
 import (
 	"bytes"
@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// jsonRPC is decodeRPC by encoding/json alone, as the endpoint decoded
+// jsonRPC is Decode by encoding/json alone, as the endpoint decoded
 // messages before.
-func jsonRPC(body []byte) (rpcInfo, bool) {
-	var info rpcInfo
+func jsonRPC(body []byte) (Message, bool) {
+	var info Message
 	if json.Unmarshal(body, &info) != nil {
-		return rpcInfo{}, false
+		return Message{}, false
 	}
 	if info.Method == "tools/call" {
 		info.paramsDecoded = json.Unmarshal(info.RawParams, &info.Params) == nil
@@ -21,7 +21,7 @@ func jsonRPC(body []byte) (rpcInfo, bool) {
 }
 
 // sameRPC reports how two decodings differ, or "".
-func sameRPC(got, want rpcInfo, gotOK, wantOK bool) string {
+func sameRPC(got, want Message, gotOK, wantOK bool) string {
 	if gotOK != wantOK {
 		return fmt.Sprintf("decoded %v, want %v", gotOK, wantOK)
 	}
@@ -80,8 +80,8 @@ var rpcSeeds = []string{
 func TestDecodeRPCMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
 	for _, seed := range rpcSeeds {
-		var got rpcInfo
-		ok := decodeRPC([]byte(seed), &got)
+		var got Message
+		ok := got.Decode([]byte(seed))
 		want, wantOK := jsonRPC([]byte(seed))
 		if d := sameRPC(got, want, ok, wantOK); d != "" {
 			t.Errorf("%s:\n%s", seed, d)
@@ -94,12 +94,12 @@ func TestDecodeRPCMatchesEncodingJSON(t *testing.T) {
 func TestDecodeRPCTakesTheUsual(t *testing.T) {
 	t.Parallel()
 	for _, seed := range rpcSeeds[:2] {
-		var info rpcInfo
+		var info Message
 		if !quickRPC([]byte(seed), &info) || !quickParams(info.RawParams, &info.Params) {
 			t.Errorf("left to encoding/json: %s", seed)
 		}
 		// Raw members are slices of the body, not copies.
-		if body := []byte(seed); decodeRPC(body, &info) {
+		if body := []byte(seed); info.Decode(body) {
 			if i := bytes.Index(body, info.RawParams); i < 0 || &body[i] != &info.RawParams[0] {
 				t.Errorf("params copied")
 			}
@@ -112,8 +112,8 @@ func FuzzDecodeRPC(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var got rpcInfo
-		ok := decodeRPC(body, &got)
+		var got Message
+		ok := got.Decode(body)
 		want, wantOK := jsonRPC(body)
 		if d := sameRPC(got, want, ok, wantOK); d != "" {
 			t.Errorf("%q:\n%s", body, d)

@@ -1,4 +1,4 @@
-package caddymcp
+package inprocess
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 var loopback = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
@@ -22,9 +24,9 @@ func localGet(t *testing.T, h http.Handler, stopped context.Context, method, bod
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer t")
-	resp, err := serveLocal(h, loopback, stopped, req)
+	resp, err := Serve(h, loopback, stopped, req, zap.NewNop())
 	if err != nil {
-		t.Fatalf("serveLocal: %v", err)
+		t.Fatalf("Serve: %v", err)
 	}
 	return resp
 }
@@ -52,7 +54,7 @@ func TestServeLocalRequest(t *testing.T) {
 	req, _ := http.NewRequestWithContext(context.WithValue(context.Background(), key{}, "caller's"),
 		http.MethodPost, "http://127.0.0.1:8080/mcp?x=1", strings.NewReader("ping"))
 	req.Header.Set("Authorization", "Bearer t")
-	resp, err := serveLocal(h, loopback, context.Background(), req)
+	resp, err := Serve(h, loopback, context.Background(), req, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestServeLocalPanic(t *testing.T) {
 			panic(http.ErrAbortHandler)
 		})
 		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", nil)
-		resp, err := serveLocal(h, loopback, context.Background(), req)
+		resp, err := Serve(h, loopback, context.Background(), req, zap.NewNop())
 		if !flushed {
 			if !errors.Is(err, http.ErrAbortHandler) {
 				t.Errorf("unflushed: err %v", err)
@@ -173,7 +175,7 @@ func TestServeLocalPanic(t *testing.T) {
 func TestServeLocalPanicValue(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("secret-value") })
 	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", nil)
-	_, err := serveLocal(h, loopback, context.Background(), req)
+	_, err := Serve(h, loopback, context.Background(), req, zap.NewNop())
 	if !errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "secret-value") {
 		t.Fatalf("err %v", err)
 	}
@@ -193,7 +195,7 @@ func TestServeLocalCancelCutsStream(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:8080/mcp", nil)
-	resp, err := serveLocal(h, loopback, context.Background(), req)
+	resp, err := Serve(h, loopback, context.Background(), req, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +225,7 @@ func TestServeLocalBodilessNeverBlocks(t *testing.T) {
 			_, _ = w.Write(bytes.Repeat([]byte("x"), 2*localBuffer))
 		})
 		req, _ := http.NewRequest(tc.method, "http://127.0.0.1:8080/mcp", nil)
-		resp, err := serveLocal(h, loopback, context.Background(), req)
+		resp, err := Serve(h, loopback, context.Background(), req, zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +250,7 @@ func TestServeLocalCallerGivesUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:8080/mcp", nil)
-	if _, err := serveLocal(h, loopback, context.Background(), req); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := Serve(h, loopback, context.Background(), req, zap.NewNop()); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err %v", err)
 	}
 	select {
@@ -271,7 +273,7 @@ func TestServeLocalStreamAfterCallerGaveUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:8080/mcp", nil)
-	if _, err := serveLocal(h, loopback, context.Background(), req); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := Serve(h, loopback, context.Background(), req, zap.NewNop()); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err %v", err)
 	}
 	select {
@@ -285,7 +287,7 @@ func TestServeLocalStreamAfterCallerGaveUp(t *testing.T) {
 }
 
 // BenchmarkLocalTransportOverhead is what the way a request goes costs,
-// with a handler that does nothing: in process (serveLocal) and over a
+// with a handler that does nothing: in process (Serve) and over a
 // loopback connection (net/http's transport and server).
 func BenchmarkLocalTransportOverhead(b *testing.B) {
 	answer := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{}"}]}}`)
@@ -310,7 +312,7 @@ func BenchmarkLocalTransportOverhead(b *testing.B) {
 	}{
 		{"http", network.RoundTrip},
 		{"in_process", func(req *http.Request) (*http.Response, error) {
-			return serveLocal(h, loopback, context.Background(), req)
+			return Serve(h, loopback, context.Background(), req, zap.NewNop())
 		}},
 	} {
 		b.Run(way.name, func(b *testing.B) {

@@ -1,4 +1,4 @@
-package caddymcp
+package fastpath
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // results tools here make: text content, structured content as raw JSON,
 // isError, and for 2026-07-28 resultType and the server's _meta. meta is
 // that _meta marshalled, or nil for 2025 clients. It reports false for any
-// other result, which the caller marshals the usual way. Marshalling
+// other result, which mcp-go then writes (Path.answerThroughMCPGo). Marshalling
 // through mcp-go's map-based encoders was a tenth of the CPU of a call.
 func appendAnswer(dst []byte, rawID json.RawMessage, res *mcp.CallToolResult, meta []byte) ([]byte, bool) {
 	if res.Meta != nil || len(res.InputRequests) > 0 || res.RequestState != "" {
