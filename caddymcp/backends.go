@@ -126,7 +126,6 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 	caller := callerOf(ctx)
 	out := make([]codemode.Binding, 0, len(cm.backends))
 	for i, ref := range cm.backends {
-		ref := ref
 		view, err := cm.describe.view(ctx, i, wait)
 		var api *codemode.BackendAPI
 		if err != nil {
@@ -135,46 +134,55 @@ func (cm *CodeMode) bindings(ctx context.Context) []codemode.Binding {
 			api = view.apiFor(caller)
 		}
 		out = append(out, api.Binding(func(ctx context.Context, tool string, args []byte) (codemode.Answer, error) {
-			start := time.Now()
-			// The sandbox offers only the tools the caller may call,
-			// except while the backend's list is unknown: then any name
-			// reaches here.
-			var ans mcpbackend.Answer
-			var outcome string
-			err := ref.scopes.refuse(ref.name, tool, caller)
-			if err != nil {
-				outcome = outcomeInsufficientScope
-			} else {
-				callCtx, span := startBindingSpan(ctx, ref.name, tool)
-				ans, err = ref.backend.Call(callCtx, tool, args)
-				outcome = backendOutcome(err)
-				endBindingSpan(span, outcome, err)
-			}
-			var be *mcpbackend.BackendError
-			if errors.As(err, &be) {
-				err = &codemode.ToolError{Message: be.Message}
-			}
-			// A backend that is down takes any name the code makes up:
-			// only the names of its last tool list become labels.
-			label := toolLabelUnknown
-			if view != nil && view.known[tool] {
-				label = ref.name + "." + tool
-			}
-			cm.metrics.toolCalls.WithLabelValues("codemode", cm.Name, label, outcome).Inc()
-			cm.metrics.toolDuration.WithLabelValues("codemode", cm.Name, label).Observe(time.Since(start).Seconds())
-			if c := cm.logger.Check(zap.DebugLevel, "backend call"); c != nil {
-				fields := []zap.Field{zap.String("backend", ref.name)}
-				fields = append(fields, loggedText("tool", tool)...)
-				fields = append(fields, zap.Duration("duration", time.Since(start)), zap.String("outcome", outcome))
-				if err != nil {
-					fields = append(fields, loggedText("error", err.Error())...)
-				}
-				c.Write(fields...)
-			}
-			return codemode.Answer(ans), err
+			return cm.callBackend(ctx, ref, view, caller, tool, args)
 		}))
 	}
 	return out
+}
+
+// callBackend is one binding call of the code: the caller's scopes are
+// checked again (the sandbox offers only the tools the caller may call,
+// except while the backend's list is unknown: then any name reaches
+// here), then the backend is called, in its span, and the call counted
+// and logged. view is nil while the backend's list is unknown.
+func (cm *CodeMode) callBackend(ctx context.Context, ref *backendRef, view *backendView, caller *authorized, tool string, args []byte) (codemode.Answer, error) {
+	start := time.Now()
+	var ans mcpbackend.Answer
+	outcome := outcomeInsufficientScope
+	err := ref.scopes.refuse(ref.name, tool, caller)
+	if err == nil {
+		callCtx, span := startBindingSpan(ctx, ref.name, tool)
+		ans, err = ref.backend.Call(callCtx, tool, args)
+		outcome = backendOutcome(err)
+		endBindingSpan(span, outcome, err)
+	}
+	var be *mcpbackend.BackendError
+	if errors.As(err, &be) {
+		err = &codemode.ToolError{Message: be.Message}
+	}
+	cm.observeBackendCall(ref.name, view, tool, outcome, err, time.Since(start))
+	return codemode.Answer(ans), err
+}
+
+// observeBackendCall counts and logs a binding call. A backend that is
+// down takes any name the code makes up: only the names of its last tool
+// list become labels.
+func (cm *CodeMode) observeBackendCall(backend string, view *backendView, tool, outcome string, err error, d time.Duration) {
+	label := toolLabelUnknown
+	if view != nil && view.known[tool] {
+		label = backend + "." + tool
+	}
+	cm.metrics.toolCalls.WithLabelValues("codemode", cm.Name, label, outcome).Inc()
+	cm.metrics.toolDuration.WithLabelValues("codemode", cm.Name, label).Observe(d.Seconds())
+	if c := cm.logger.Check(zap.DebugLevel, "backend call"); c != nil {
+		fields := []zap.Field{zap.String("backend", backend)}
+		fields = append(fields, loggedText("tool", tool)...)
+		fields = append(fields, zap.Duration("duration", d), zap.String("outcome", outcome))
+		if err != nil {
+			fields = append(fields, loggedText("error", err.Error())...)
+		}
+		c.Write(fields...)
+	}
 }
 
 // unavailableAPI is the API of a backend whose tools are not known now.
