@@ -70,7 +70,7 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	codemode /code {
 		backend api http://127.0.0.1:{$LIVE_PORT}/api
 		workers %d
-		timeout 3s
+		timeout 5s
 	}
 }`, extra, bin, workers)
 	}
@@ -87,11 +87,11 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	c = connect(t, "/code", eras[0], nil)
 	wantOK(t, execute(t, c, `return 1`))
 
-	// While the settings change, one execution is busy for a second and
-	// one is stuck in a loop: the first finishes, the second ends at its
+	// While the settings change, one execution is busy for three seconds
+	// and one is stuck in a loop: the first finishes, the second ends at its
 	// timeout, and then their workers go with the old pool; three new ones
 	// serve meanwhile.
-	busy := runInBackground(t, "/code", `const end = Date.now() + 1500; while (Date.now() < end) {} return "finished"`)
+	busy := runInBackground(t, "/code", `const end = Date.now() + 3000; while (Date.now() < end) {} return "finished"`)
 	stuck := runInBackground(t, "/code", `for (;;) {}`)
 	waitBusyWorkers(t, 2)
 	loadCaddyfile(t, "", config(3, ""))
@@ -133,8 +133,9 @@ func TestLiveCodeModeWorkersAcrossReloadAndStop(t *testing.T) {
 	waitWorkers(t, 0)
 }
 
-// waitBusyWorkers waits until n worker processes spend CPU time: their
-// executions' loops run.
+// waitBusyWorkers waits until n worker processes spend CPU time in three
+// windows of 200 ms in a row: their executions' loops run. A worker that
+// only collects its garbage once (as an idle one does) is not counted.
 func waitBusyWorkers(t *testing.T, n int) {
 	t.Helper()
 	ticks := func() map[int]int {
@@ -146,12 +147,24 @@ func waitBusyWorkers(t *testing.T, n int) {
 		}
 		return m
 	}
+	streak := make(map[int]int)
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		before := ticks()
 		time.Sleep(200 * time.Millisecond)
 		busy := 0
-		for pid, n := range ticks() {
+		after := ticks()
+		for pid := range streak {
+			if _, ok := after[pid]; !ok {
+				delete(streak, pid)
+			}
+		}
+		for pid, n := range after {
 			if was, ok := before[pid]; ok && n-was >= 2 {
+				streak[pid]++
+			} else {
+				streak[pid] = 0
+			}
+			if streak[pid] >= 3 {
 				busy++
 			}
 		}
