@@ -207,8 +207,8 @@ func (t *tally) String() string {
 // another route.
 // Every normal execution succeeds or gets the documented busy error (or,
 // while a hostile execution pushes the process heap past max_memory, the
-// documented memory error: that ceiling is process-wide by design), none
-// hangs, /health keeps answering, and afterwards goroutines and heap are
+// documented memory error: that ceiling is process-wide by design; or,
+// rarely, on a machine loaded past its cores, its timeout), none hangs, /health keeps answering, and afterwards goroutines and heap are
 // back near where they started and a normal execution works.
 func TestHostileStorm(t *testing.T) {
 	if testing.Short() {
@@ -311,7 +311,9 @@ func TestHostileStorm(t *testing.T) {
 					fail("normal: answer %q, want %q", out.text, normalWant)
 				case out.kind == "BusyError" && !strings.Contains(out.text, "max_concurrent"):
 					fail("normal: busy error without max_concurrent: %q", out.text)
-				case out.kind != "ok" && out.kind != "BusyError" && out.kind != "MemoryLimitError":
+				case out.kind == "TimeoutError" && !strings.Contains(out.text, "timeout of 2s"):
+					fail("normal: a timeout that does not name the limit: %q", out.text)
+				case out.kind != "ok" && out.kind != "BusyError" && out.kind != "MemoryLimitError" && out.kind != "TimeoutError":
 					fail("normal: %s", out.text)
 				}
 				normal.add(out.kind)
@@ -357,6 +359,12 @@ func TestHostileStorm(t *testing.T) {
 	t.Logf("/health: %d requests, worst %s", healthCount.Load(), time.Duration(healthWorst.Load()).Round(time.Millisecond))
 	for f := range failures {
 		t.Error(f)
+	}
+	// Four loops on two cores leave a normal execution a share of them:
+	// on a loaded machine (the race detector, other tests) one may run
+	// out of its 2 s now and then, and says so; most must not.
+	if ok, late := normal.get("ok"), normal.get("TimeoutError"); ok == 0 || late*10 > ok {
+		t.Errorf("normal executions: %d answered, %d timed out: want at least ten answered for each one that timed out", ok, late)
 	}
 	if hostile.get("busy, retried") == 0 || hostile.get("all: TimeoutError") == 0 || hostile.get("all: LimitError") == 0 {
 		t.Errorf("the storm did not reach the limits it was meant to: %s", hostile.String())
