@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/caddy-mcp/caddy-mcp/internal/authtest"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
+	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
 )
 
 // The JSON config is checked as Caddy loads it: the authorization block
@@ -406,7 +406,7 @@ func TestAuthorizationServerDown(t *testing.T) {
 	as.SetDown(false)
 	recovered(t)
 	served := upstreamHits.Load()
-	goroutines := runtime.NumGoroutine()
+	goroutines := len(proctest.Working())
 
 	time.Sleep(1100 * time.Millisecond) // past cache_ttl
 	// While the server hangs, each request is refused: the key fetch's
@@ -421,11 +421,11 @@ func TestAuthorizationServerDown(t *testing.T) {
 		t.Errorf("the upstream got %d requests while tokens could not be checked", n-served-1)
 	}
 	deadline := time.Now().Add(30 * time.Second) // a hang guard: they usually end at once
-	for runtime.NumGoroutine() > goroutines+5 && time.Now().Before(deadline) {
+	for len(proctest.Working()) > goroutines+5 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := runtime.NumGoroutine(); n > goroutines+5 {
-		t.Errorf("%d goroutines after the outage, %d before", n, goroutines)
+	if working := proctest.Working(); len(working) > goroutines+5 {
+		t.Errorf("%d goroutines besides idle connections after the outage, %d before:\n%s", len(working), goroutines, strings.Join(working, "\n\n"))
 	}
 
 	var warned int

@@ -28,6 +28,7 @@ import (
 	_ "github.com/caddy-mcp/caddy-mcp"
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
+	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
 )
 
 // The storm's shape.
@@ -378,7 +379,7 @@ func TestHostileStorm(t *testing.T) {
 	n, h := settleUnder(goroutines+goroutineSlack, heap+heapSlack)
 	t.Logf("after: %d goroutines besides idle connections, heap %d MiB", n, h>>20)
 	if n > goroutines+goroutineSlack {
-		t.Errorf("%d goroutines before the storm, %d after:\n%s", goroutines, n, strings.Join(working(), "\n\n"))
+		t.Errorf("%d goroutines before the storm, %d after:\n%s", goroutines, n, strings.Join(proctest.Working(), "\n\n"))
 	}
 	if h > heap+heapSlack {
 		t.Errorf("heap %d MiB before the storm, %d MiB after", heap>>20, h>>20)
@@ -397,34 +398,13 @@ const (
 	heapSlack      = 64 << 20
 )
 
-// idleConnection marks the stack of a goroutine that serves a keep-alive
-// connection, on either side.
-var idleConnection = []string{"net/http.(*persistConn).", "net/http.(*conn).serve"}
-
-// working returns the stacks of the goroutines that are not serving a
-// keep-alive connection.
-func working() []string {
-	buf := make([]byte, 8<<20)
-	var out []string
-	for _, stack := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		idle := false
-		for _, mark := range idleConnection {
-			idle = idle || strings.Contains(stack, mark)
-		}
-		if !idle {
-			out = append(out, stack)
-		}
-	}
-	return out
-}
-
 // measure collects garbage and returns the number of working goroutines
 // and the live heap.
 func measure() (int, uint64) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return len(working()), ms.HeapAlloc
+	return len(proctest.Working()), ms.HeapAlloc
 }
 
 // settleUnder measures until the goroutine count and the heap are at or
