@@ -231,10 +231,12 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	state := &callState{replayable: b.replayable(tool)}
 	ctx = context.WithValue(ctx, callStateKey{}, state)
-	// refusedAt is when the first attempt was refused unrun: a connection
-	// made before it (in the background, as the backend restarted) may
-	// carry a session it forgot too, and is worth one more try.
-	var refusedAt time.Time
+	// firstSent is when the first attempt was sent: a connection made
+	// before it (in the background, as the backend restarted) may carry a
+	// session it forgot too, and is worth one more try if the first is
+	// refused unrun; one made after it, with that refusal to learn from,
+	// is not.
+	var firstSent time.Time
 	for attempt := 0; ; attempt++ {
 		cn, err := b.connected(ctx)
 		if err != nil {
@@ -245,6 +247,9 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 		req.Params.Name = tool
 		req.Params.Arguments = args
 		req.Params.Meta = callMeta(ctx)
+		if attempt == 0 {
+			firstSent = time.Now()
+		}
 		res, err := cn.CallTool(ctx, req)
 		if err == nil {
 			if r := state.takenResult(); r != nil {
@@ -265,10 +270,9 @@ func (b *Backend) Call(ctx context.Context, tool string, args json.RawMessage) (
 			}
 			b.drop(cn, err)
 			if attempt == 0 {
-				refusedAt = time.Now()
 				continue
 			}
-			if attempt < 3 && cn.since.Before(refusedAt) {
+			if attempt < 3 && cn.since.Before(firstSent) {
 				continue
 			}
 			return Answer{}, fmt.Errorf("unavailable: %w", cleanMCPError(err))
