@@ -423,14 +423,20 @@ func (ex *execution) timeoutError() *Error {
 		}
 	}
 	ex.mu.Unlock()
-	if len(labels) > 0 {
-		slices.Sort(labels)
-		if len(labels) > 3 {
-			labels = append(labels[:3], "...")
-		}
-		msg += " (" + strings.Join(labels, ", ") + ": no answer before the time ran out)"
+	return &Error{Kind: KindTimeout, Message: msg + waitingFor(labels)}
+}
+
+// waitingFor says which binding calls, by label (backend.tool), an
+// execution that ran out of time was waiting for; "" for none.
+func waitingFor(labels []string) string {
+	if len(labels) == 0 {
+		return ""
 	}
-	return &Error{Kind: KindTimeout, Message: msg}
+	slices.Sort(labels)
+	if len(labels) > 3 {
+		labels = append(labels[:3], "...")
+	}
+	return " (" + strings.Join(labels, ", ") + ": no answer before the time ran out)"
 }
 
 // calls notes a binding call starting (+1) or settled (-1).

@@ -366,3 +366,25 @@ func TestProcessPoolCloseDuringABackgroundStart(t *testing.T) {
 		p.Kill()
 	}
 }
+
+// A worker that cannot answer at the timeout (here stopped with SIGSTOP
+// while its execution waits for a binding call) is killed, and the error
+// still names the call it was waiting for.
+func TestProcessStoppedWorkerNamesItsCall(t *testing.T) {
+	p := processPool(t, PoolConfig{Workers: 1})
+	r := NewProcessRunner(Limits{Timeout: 300 * time.Millisecond}, p)
+	waitFor(t, "a warm worker", func() bool { return p.Workers() == 1 && len(childPids(t)) == 1 })
+	victim := childPids(t)[0]
+	api := Binding{Name: "api", Tools: map[string]string{"slowLookup": "slow_lookup"},
+		Call: func(ctx context.Context, tool string, args []byte) (Answer, error) {
+			_ = syscall.Kill(victim, syscall.SIGSTOP)
+			<-ctx.Done()
+			return Answer{}, ctx.Err()
+		}}
+	res := r.Run(context.Background(), `return await api.slowLookup({})`, []Binding{api})
+	wantError(t, res, KindTimeout, "api.slowLookup: no answer before the time ran out", "could not be interrupted")
+	waitFor(t, "a replacement worker", func() bool {
+		kids := childPids(t)
+		return len(kids) == 1 && kids[0] != victim
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -52,6 +53,10 @@ type workerRun struct {
 	lines    []string
 	size     int
 	calls    atomic.Int32
+	// waiting counts the binding calls under way or cut by the deadline,
+	// by label, for the error of a worker stopped at the timeout.
+	mu      sync.Mutex
+	waiting map[string]int
 	// ctx bounds the backend calls; set before the worker gets the code.
 	ctx context.Context
 	// ended is closed when the execution is over: frames of it that come
@@ -84,7 +89,8 @@ func (x *workerRun) run(ctx context.Context, code string) (res *Result, healthy 
 	// stops reading its pipe blocks the writes below, and the kill ends
 	// them.
 	timeout := time.AfterFunc(l.Timeout+workerGrace, func() {
-		x.w.kill(&Error{Kind: KindTimeout, Message: timeoutMessage(l.Timeout) + " (it could not be interrupted; its worker process was stopped)"})
+		x.w.kill(&Error{Kind: KindTimeout, Message: timeoutMessage(l.Timeout) + x.waitingFor() +
+			" (it could not be interrupted; its worker process was stopped)"})
 	})
 	defer timeout.Stop()
 	if err := x.w.w.write(&message{Type: msgRun, Exec: x.exec, Payload: []byte(code), Limits: &wl, Bindings: x.w.bindings(x.bindings),
@@ -241,7 +247,13 @@ func allows(b Binding, tool string) bool {
 
 // call calls a backend for the worker and sends the answer back.
 func (x *workerRun) call(ctx context.Context, b Binding, m *message) {
+	label := callLabel(b, m.Tool)
+	x.noteWaiting(label, 1)
 	ans, err := b.Call(ctx, m.Tool, m.Payload)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		// A call cut by the deadline had no answer before the time ran out.
+		x.noteWaiting(label, -1)
+	}
 	ret := &message{Type: msgReturn, Exec: x.exec, Call: m.Call}
 	var te *ToolError
 	switch {
@@ -327,4 +339,37 @@ func (x *workerRun) watchMemory() (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// callLabel is how the code names a call of tool of b: backend.ident.
+func callLabel(b Binding, tool string) string {
+	for ident, t := range b.Tools {
+		if t == tool {
+			return b.Name + "." + ident
+		}
+	}
+	return b.Name + "." + tool
+}
+
+// noteWaiting notes a binding call starting (+1) or answered (-1).
+func (x *workerRun) noteWaiting(label string, n int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.waiting == nil {
+		x.waiting = make(map[string]int)
+	}
+	x.waiting[label] += n
+}
+
+// waitingFor says which binding calls the execution was waiting for.
+func (x *workerRun) waitingFor() string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var labels []string
+	for label, n := range x.waiting {
+		if n > 0 {
+			labels = append(labels, label)
+		}
+	}
+	return waitingFor(labels)
 }
