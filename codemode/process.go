@@ -18,8 +18,6 @@ import (
 // arguments, each at most max_string bytes of JSON, and a little more.
 const maxFromWorker = 2*(32<<20) + 1<<20
 
-// startTimeout bounds a worker's start, from fork to its ready message.
-const startTimeout = 10 * time.Second
 
 // worker is one worker process as Caddy sees it.
 type worker struct {
