@@ -1,5 +1,0 @@
-//go:build !race
-
-package codemode
-
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package codemode
-
-// raceEnabled: the race detector reserves terabytes of address space, so
-// a worker built with it cannot cap its own.
-const raceEnabled = true
