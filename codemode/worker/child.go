@@ -48,7 +48,7 @@ func Serve(in io.Reader, out io.Writer) error {
 		in = pollable(f)
 	}
 	pr := newPipeReader(in)
-	c := &workerConn{
+	c := &child{
 		pipe:  pr,
 		r:     newFrameReader(pr, maxFromCaddy),
 		w:     newFrameWriter(out),
@@ -143,8 +143,8 @@ func confine(maxMemory int64) []string {
 	return unenforced
 }
 
-// workerConn is a worker's side of the pipe.
-type workerConn struct {
+// child is a worker's side of the pipe.
+type child struct {
 	pipe *pipeReader // what r reads
 	r    *frameReader
 	w    *frameWriter
@@ -164,7 +164,7 @@ type workerConn struct {
 }
 
 // run runs one execution and sends its result.
-func (c *workerConn) run(m *message) {
+func (c *child) run(m *message) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c.mu.Lock()
@@ -196,7 +196,7 @@ func (c *workerConn) run(m *message) {
 		c.busy.Store(false)
 		c.releaseWhenIdle()
 	}
-	_ = c.w.write(&message{Type: msgDone, Exec: m.Exec, Stuck: stuck, Payload: res.Value, Result: &workerResult{
+	_ = c.w.write(&message{Type: msgDone, Exec: m.Exec, Stuck: stuck, Payload: res.Value, Result: &wireResult{
 		Lines: out.Lines, CutLines: out.Cut, Notes: out.Notes,
 		Err: res.Err, ToolCalls: res.ToolCalls,
 	}})
@@ -204,7 +204,7 @@ func (c *workerConn) run(m *message) {
 
 // caller is a binding's Call in a worker: a request to Caddy, which calls
 // the backend (a message of type msgCall) or searches (msgSearch).
-func (c *workerConn) caller(exec uint64, typ string, backend int) func(ctx context.Context, tool string, args []byte) (codemode.Answer, error) {
+func (c *child) caller(exec uint64, typ string, backend int) func(ctx context.Context, tool string, args []byte) (codemode.Answer, error) {
 	return func(ctx context.Context, tool string, args []byte) (codemode.Answer, error) {
 		id := c.nextCall.Add(1)
 		ch := make(chan *message, 1)
@@ -254,7 +254,7 @@ const idleRelease = 500 * time.Millisecond
 
 // releaseWhenIdle hands the unused heap back once the worker has been
 // idle for idleRelease.
-func (c *workerConn) releaseWhenIdle() {
+func (c *child) releaseWhenIdle() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.idle != nil {

@@ -36,7 +36,7 @@ func ServeBrokenly(how string) {
 	}
 	switch how {
 	case "deaf-after-one", "flood-after-one":
-		_ = w.write(&message{Type: msgDone, Exec: run.Exec, Payload: []byte("1"), Result: &workerResult{}})
+		_ = w.write(&message{Type: msgDone, Exec: run.Exec, Payload: []byte("1"), Result: &wireResult{}})
 		if how == "flood-after-one" {
 			for range 200 {
 				_ = w.write(&message{Type: msgLog, Exec: run.Exec, Line: strings.Repeat("y", 1<<10)})

@@ -45,11 +45,11 @@ type Pool struct {
 
 	mu   sync.Mutex
 	gone *sync.Cond // signalled when a process was reaped or a start ended
-	idle []*worker
+	idle []*process
 	// all is the pool's workers, idle or busy; procs every worker process
 	// not yet reaped, also those being stopped.
-	all      map[*worker]struct{}
-	procs    map[*worker]struct{}
+	all      map[*process]struct{}
+	procs    map[*process]struct{}
 	starting int
 	filling  bool
 	closed   bool
@@ -82,7 +82,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
 	}
-	p := &Pool{cfg: cfg, path: path, all: make(map[*worker]struct{}), procs: make(map[*worker]struct{})}
+	p := &Pool{cfg: cfg, path: path, all: make(map[*process]struct{}), procs: make(map[*process]struct{})}
 	p.gone = sync.NewCond(&p.mu)
 	p.closing, p.close = context.WithCancel(context.Background())
 	p.fill()
@@ -100,7 +100,7 @@ func (p *Pool) heapCeiling() int64 { return p.cfg.MaxMemory * 3 / 4 }
 var errPoolClosed = errors.New("the code mode handler is shutting down")
 
 // get returns a worker for one execution: an idle one, else a new one.
-func (p *Pool) get(ctx context.Context) (*worker, error) {
+func (p *Pool) get(ctx context.Context) (*process, error) {
 	p.mu.Lock()
 	for len(p.idle) > 0 {
 		w := p.idle[len(p.idle)-1]
@@ -136,7 +136,7 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 // put takes a worker back after an execution it served to the end. A
 // worker beyond Workers stays idle for surplusLinger, for the next burst,
 // and is stopped then if still not needed.
-func (p *Pool) put(w *worker) {
+func (p *Pool) put(w *process) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || !w.alive() {
@@ -166,7 +166,7 @@ func (p *Pool) trim() {
 
 // discard forgets a worker that was killed or must not serve again, and
 // starts its replacement in the background.
-func (p *Pool) discard(w *worker) {
+func (p *Pool) discard(w *process) {
 	p.mu.Lock()
 	p.forgetLocked(w)
 	p.mu.Unlock()
@@ -177,7 +177,7 @@ func (p *Pool) discard(w *worker) {
 }
 
 // forgetLocked takes w out of the pool's workers, idle ones included.
-func (p *Pool) forgetLocked(w *worker) {
+func (p *Pool) forgetLocked(w *process) {
 	delete(p.all, w)
 	for i, idle := range p.idle {
 		if idle == w {
@@ -251,14 +251,14 @@ const maxStartBackoff = time.Minute
 
 // start starts a worker and keeps track of its process until it is
 // reaped. A start that ends after Close is undone.
-func (p *Pool) start(ctx context.Context) (*worker, error) {
+func (p *Pool) start(ctx context.Context) (*process, error) {
 	p.mu.Lock()
 	p.starting++
 	p.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(p.closing, cancel)()
-	w, err := startWorker(ctx, p.path, p.cfg.Command, p.cfg.MaxMemory)
+	w, err := startProcess(ctx, p.path, p.cfg.Command, p.cfg.MaxMemory)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.gone.Broadcast()
@@ -302,7 +302,7 @@ func (p *Pool) notify(event string, pid int, detail string) {
 
 // noteUnenforced tells, once per pool, what its workers cannot enforce
 // on themselves: the same for every worker of one program.
-func (p *Pool) noteUnenforced(w *worker) {
+func (p *Pool) noteUnenforced(w *process) {
 	if p.noted {
 		return
 	}
@@ -334,7 +334,7 @@ func (p *Pool) shut(killBusy bool) {
 	defer p.mu.Unlock()
 	p.closed = true
 	p.close()
-	busy := make(map[*worker]bool, len(p.all))
+	busy := make(map[*process]bool, len(p.all))
 	for w := range p.all {
 		busy[w] = true
 	}
@@ -344,7 +344,7 @@ func (p *Pool) shut(killBusy bool) {
 	}
 	// Busy workers are stopped when their execution gives them back
 	// (put), and killed if it cannot (discard).
-	p.all = make(map[*worker]struct{})
+	p.all = make(map[*process]struct{})
 	p.idle = nil
 	if killBusy {
 		for w := range p.procs {
@@ -358,7 +358,7 @@ func (p *Pool) shut(killBusy bool) {
 }
 
 // countIn is how many of procs are in set.
-func countIn(procs map[*worker]struct{}, set map[*worker]bool) int {
+func countIn(procs map[*process]struct{}, set map[*process]bool) int {
 	n := 0
 	for w := range procs {
 		if set[w] {

@@ -24,8 +24,8 @@ const maxFromWorker = 2*(32<<20) + 1<<20
 // startTimeout bounds a worker's start, from fork to its ready message.
 const startTimeout = 10 * time.Second
 
-// worker is one worker process as Caddy sees it.
-type worker struct {
+// process is one worker process as Caddy sees it.
+type process struct {
 	cmd    *exec.Cmd
 	pid    int
 	w      *frameWriter
@@ -47,16 +47,16 @@ type worker struct {
 	// lastExec is the number of the execution the worker last got.
 	lastExec atomic.Uint64
 	// current is the execution the worker runs, if any.
-	current atomic.Pointer[workerRun]
+	current atomic.Pointer[execution]
 	// sent is the tools map of each binding the worker was last sent, by
 	// name: an unchanged map is not sent again. Kept, so that its address
 	// is not another map's.
 	sent map[string]map[string]string
 }
 
-// startWorker starts a worker process, the program at path (default:
+// startProcess starts a worker process, the program at path (default:
 // command[0]) with command as its arguments, and waits for it to be ready.
-func startWorker(ctx context.Context, path string, command []string, maxMemory int64) (*worker, error) {
+func startProcess(ctx context.Context, path string, command []string, maxMemory int64) (*process, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func startWorker(ctx context.Context, path string, command []string, maxMemory i
 		stdinW.Close()
 		return nil, err
 	}
-	w := &worker{
+	w := &process{
 		pipe:   newPipeReader(stdoutR),
 		frames: make(chan *message, 64),
 		dead:   make(chan struct{}),
@@ -112,7 +112,7 @@ func startWorker(ctx context.Context, path string, command []string, maxMemory i
 		close(w.dead)
 	}()
 
-	fail := func(e error) (*worker, error) {
+	fail := func(e error) (*process, error) {
 		w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: e.Error()})
 		<-w.dead
 		return nil, e
@@ -141,7 +141,7 @@ func startWorker(ctx context.Context, path string, command []string, maxMemory i
 }
 
 // startError says why a worker could not start, with what it printed.
-func (w *worker) startError(err error) error {
+func (w *process) startError(err error) error {
 	if last := w.stderr.lastLine(); last != "" {
 		return fmt.Errorf("%v: %s", err, last)
 	}
@@ -150,7 +150,7 @@ func (w *worker) startError(err error) error {
 
 // read passes the worker's frames on until its pipe ends or it sends
 // something unreadable, which gets it killed.
-func (w *worker) read(pipe *os.File) {
+func (w *process) read(pipe *os.File) {
 	defer pipe.Close()
 	defer close(w.frames)
 	fr := newFrameReader(w.pipe, maxFromWorker)
@@ -201,13 +201,13 @@ func (w *worker) read(pipe *os.File) {
 
 // kill stops the worker at once; the first reason given is the one its
 // execution reports.
-func (w *worker) kill(reason *codemode.Error) {
+func (w *process) kill(reason *codemode.Error) {
 	w.killed.CompareAndSwap(nil, reason)
 	killProcess(w.cmd.Process)
 }
 
 // alive reports whether the worker process has not ended.
-func (w *worker) alive() bool {
+func (w *process) alive() bool {
 	select {
 	case <-w.dead:
 		return false
@@ -218,7 +218,7 @@ func (w *worker) alive() bool {
 
 // stop ends an idle worker: its pipe closes and it exits; a worker that
 // does not is killed.
-func (w *worker) stop() {
+func (w *process) stop() {
 	w.stdin.Close()
 	go func() {
 		select {
@@ -231,7 +231,7 @@ func (w *worker) stop() {
 
 // deathError says why a worker died under an execution: the reason Caddy
 // killed it for, else what the Go runtime printed before it ended.
-func (w *worker) deathError(maxMemory int64) *codemode.Error {
+func (w *process) deathError(maxMemory int64) *codemode.Error {
 	if e := w.killed.Load(); e != nil {
 		return e
 	}
@@ -255,10 +255,10 @@ func (w *worker) deathError(maxMemory int64) *codemode.Error {
 
 // bindings is what the worker is sent of the bindings: a tools map it was
 // sent before is not sent again.
-func (w *worker) bindings(bs []codemode.Binding) []workerBinding {
-	out := make([]workerBinding, len(bs))
+func (w *process) bindings(bs []codemode.Binding) []wireBinding {
+	out := make([]wireBinding, len(bs))
 	for i, b := range bs {
-		out[i] = workerBinding{Name: b.Name, Hidden: b.Hidden, Unavailable: b.Unavailable}
+		out[i] = wireBinding{Name: b.Name, Hidden: b.Hidden, Unavailable: b.Unavailable}
 		if b.Unavailable != "" {
 			delete(w.sent, b.Name)
 			continue

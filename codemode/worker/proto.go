@@ -52,7 +52,7 @@ type message struct {
 
 	// run
 	Limits   *codemode.Limits `json:"limits,omitempty"`
-	Bindings []workerBinding  `json:"bindings,omitempty"`
+	Bindings []wireBinding    `json:"bindings,omitempty"`
 	// Search says the code has tools.search: its searches come back as
 	// search messages, with {query, limit} as the payload.
 	Search bool `json:"search,omitempty"`
@@ -78,14 +78,14 @@ type message struct {
 	Line string `json:"line,omitempty"`
 
 	// done
-	Result *workerResult `json:"result,omitempty"`
+	Result *wireResult `json:"result,omitempty"`
 	// Stuck reports that the execution's goroutine is still running in a
 	// built-in: the worker cannot serve again.
 	Stuck bool `json:"stuck,omitempty"`
 }
 
-// workerBinding is a Binding as it crosses the pipe: its calls come back.
-type workerBinding struct {
+// wireBinding is a Binding as it crosses the pipe: its calls come back.
+type wireBinding struct {
 	Name        string            `json:"name"`
 	Tools       map[string]string `json:"tools,omitempty"`
 	Hidden      map[string]string `json:"hidden,omitempty"` // sent every time: it is the caller's
@@ -95,8 +95,8 @@ type workerBinding struct {
 	Same bool `json:"same,omitempty"`
 }
 
-// workerResult is a Result before format: Caddy formats it for the model.
-type workerResult struct {
+// wireResult is a Result before Format: Caddy formats it for the model.
+type wireResult struct {
 	Lines     []string        `json:"lines,omitempty"`
 	CutLines  int             `json:"cut_lines,omitempty"`
 	Notes     []string        `json:"notes,omitempty"`

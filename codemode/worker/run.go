@@ -94,7 +94,7 @@ func (r *Runner) runInWorker(ctx context.Context, code string, bindings []codemo
 	}
 	w.execs++
 	w.lastExec.Store(w.execs)
-	x := &workerRun{r: r, w: w, exec: w.execs, bindings: bindings, search: search}
+	x := &execution{r: r, w: w, exec: w.execs, bindings: bindings, search: search}
 	res, healthy := x.run(ctx, code)
 	if healthy {
 		r.pool.put(w)
@@ -105,10 +105,10 @@ func (r *Runner) runInWorker(ctx context.Context, code string, bindings []codemo
 	return res
 }
 
-// workerRun is one execution in a worker, on Caddy's side.
-type workerRun struct {
+// execution is one execution in a worker, on Caddy's side.
+type execution struct {
 	r        *Runner
-	w        *worker
+	w        *process
 	exec     uint64
 	bindings []codemode.Binding
 	search   *codemode.Binding // answers the worker's searches; nil: it may make none
@@ -124,7 +124,7 @@ type workerRun struct {
 
 // run sends the code and serves the worker until it answers, dies or runs
 // out of time. healthy reports that the worker may serve again.
-func (x *workerRun) run(ctx context.Context, code string) (res *outcome, healthy bool) {
+func (x *execution) run(ctx context.Context, code string) (res *outcome, healthy bool) {
 	l := x.r.limits
 	wl := l
 	wl.MaxMemory = x.r.pool.heapCeiling()
@@ -189,7 +189,7 @@ func (x *workerRun) run(ctx context.Context, code string) (res *outcome, healthy
 
 // handle takes one frame of the execution. done reports its end; ok false
 // a worker that broke the protocol, now being killed.
-func (x *workerRun) handle(m *message) (res *outcome, done, ok bool) {
+func (x *execution) handle(m *message) (res *outcome, done, ok bool) {
 	broken := func(what string) (*outcome, bool, bool) {
 		x.w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: "the sandbox's worker process " + what + "; it was stopped"})
 		return nil, false, false
@@ -224,7 +224,7 @@ func (x *workerRun) handle(m *message) (res *outcome, done, ok bool) {
 
 // startCall checks a call the worker asks for and starts it; a call it
 // may not make is why the worker is broken.
-func (x *workerRun) startCall(m *message) (broken string) {
+func (x *execution) startCall(m *message) (broken string) {
 	if int(x.calls.Add(1)) > x.r.limits.MaxToolCalls {
 		return "made more tool calls than max_tool_calls"
 	}
@@ -240,7 +240,7 @@ func (x *workerRun) startCall(m *message) (broken string) {
 
 // startSearch checks a search the worker asks for (tools.search) and
 // starts it; it counts as a tool call.
-func (x *workerRun) startSearch(m *message) (broken string) {
+func (x *execution) startSearch(m *message) (broken string) {
 	if int(x.calls.Add(1)) > x.r.limits.MaxToolCalls {
 		return "made more tool calls than max_tool_calls"
 	}
@@ -255,7 +255,7 @@ func (x *workerRun) startSearch(m *message) (broken string) {
 }
 
 // start makes the call m asks for of b.
-func (x *workerRun) start(b codemode.Binding, m *message) {
+func (x *execution) start(b codemode.Binding, m *message) {
 	if m.Alone {
 		// Nothing else can come from the worker until it answers (or a
 		// worker that lied waits for it): no goroutine to hand it to.
@@ -303,7 +303,7 @@ func allows(b codemode.Binding, tool string) bool {
 }
 
 // call calls a backend for the worker and sends the answer back.
-func (x *workerRun) call(ctx context.Context, b codemode.Binding, m *message) {
+func (x *execution) call(ctx context.Context, b codemode.Binding, m *message) {
 	ans, err := b.Call(ctx, m.Tool, m.Payload)
 	ret := &message{Type: msgReturn, Exec: x.exec, Call: m.Call}
 	var te *codemode.ToolError
@@ -329,7 +329,7 @@ func (x *workerRun) call(ctx context.Context, b codemode.Binding, m *message) {
 }
 
 // died is the result of an execution whose worker ended under it.
-func (x *workerRun) died() *outcome {
+func (x *execution) died() *outcome {
 	<-x.w.dead
 	e := x.w.deathError(x.r.pool.cfg.MaxMemory)
 	if x.w.killed.Load() == nil || e.Kind == codemode.KindWorker {
@@ -356,7 +356,7 @@ func passedLimit(e *codemode.Error) bool {
 
 // fits reports whether the worker's memory after an execution leaves room
 // for the next: a worker that kept much of a big execution is replaced.
-func (x *workerRun) fits() bool {
+func (x *execution) fits() bool {
 	if x.w.memory == nil {
 		return true
 	}
@@ -365,7 +365,7 @@ func (x *workerRun) fits() bool {
 }
 
 // watchMemory kills the worker once its private memory passes max_memory.
-func (x *workerRun) watchMemory() (stop func()) {
+func (x *execution) watchMemory() (stop func()) {
 	limit := x.r.pool.cfg.MaxMemory
 	if x.w.memory == nil {
 		return func() {}
