@@ -110,19 +110,20 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
-// CheckCode returns the error of an execution whose code is past
-// max_code_size, else nil.
-func (l Limits) CheckCode(code string) *Error {
-	if len(code) <= l.MaxCodeSize {
-		return nil
+// Admit takes one of a runner's slots, one per execution running (made
+// with room for max_concurrent), for code; or it returns why the
+// execution cannot run: its code is past max_code_size, or every slot
+// is taken.
+func (l Limits) Admit(code string, slots chan<- struct{}) *Error {
+	if len(code) > l.MaxCodeSize {
+		return &Error{Kind: KindLimit, Message: fmt.Sprintf("the code is %d bytes; max_code_size is %d bytes", len(code), l.MaxCodeSize)}
 	}
-	return &Error{Kind: KindLimit, Message: fmt.Sprintf("the code is %d bytes; max_code_size is %d bytes", len(code), l.MaxCodeSize)}
-}
-
-// Busy is the error of an execution refused because max_concurrent
-// executions are running.
-func (l Limits) Busy() *Error {
-	return &Error{Kind: KindBusy, Message: fmt.Sprintf("%d executions are already running (max_concurrent); try again in a moment", l.MaxConcurrent)}
+	select {
+	case slots <- struct{}{}:
+		return nil
+	default:
+		return &Error{Kind: KindBusy, Message: fmt.Sprintf("%d executions are already running (max_concurrent); try again in a moment", l.MaxConcurrent)}
+	}
 }
 
 // Result is the outcome of one execution.

@@ -66,13 +66,8 @@ type outcome struct {
 // run is one execution, with search, when not nil, behind tools.search,
 // and onLog, when set, hearing each console line kept, as it is printed.
 func (r *Runner) run(ctx context.Context, code string, bindings []codemode.Binding, search *codemode.Binding, onLog func(string)) *outcome {
-	if err := r.limits.CheckCode(code); err != nil {
+	if err := r.limits.Admit(code, r.slots); err != nil {
 		return &outcome{Result: &codemode.Result{Err: err}}
-	}
-	select {
-	case r.slots <- struct{}{}:
-	default:
-		return &outcome{Result: &codemode.Result{Err: r.limits.Busy()}}
 	}
 	s, err := safePrepare(code)
 	if err != nil {

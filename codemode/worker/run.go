@@ -67,13 +67,8 @@ type outcome struct {
 }
 
 func (r *Runner) run(ctx context.Context, code string, bindings []codemode.Binding, search codemode.SearchFunc) *outcome {
-	if err := r.limits.CheckCode(code); err != nil {
+	if err := r.limits.Admit(code, r.slots); err != nil {
 		return &outcome{Result: &codemode.Result{Err: err}}
-	}
-	select {
-	case r.slots <- struct{}{}:
-	default:
-		return &outcome{Result: &codemode.Result{Err: r.limits.Busy()}}
 	}
 	var b *codemode.Binding
 	if search != nil {
