@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/codemode/sandbox"
 )
 
 // sandboxAlone is the 3-call script in this process's sandbox (goja,
@@ -39,7 +40,7 @@ func measureSandboxAlone() (*sandboxAlone, error) {
 }
 
 // runScript runs the script b.N times.
-func runScript(b *testing.B, runner *codemode.Runner, bindings []codemode.Binding) {
+func runScript(b *testing.B, runner *sandbox.Runner, bindings []codemode.Binding) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if res := runner.Run(context.Background(), cloudflareScript, bindings); res.Err != nil {
@@ -49,7 +50,7 @@ func runScript(b *testing.B, runner *codemode.Runner, bindings []codemode.Bindin
 }
 
 // scriptInProcess is a runner and the shop binding answering from memory.
-func scriptInProcess() (*codemode.Runner, []codemode.Binding) {
+func scriptInProcess() (*sandbox.Runner, []codemode.Binding) {
 	records := map[string][]byte{"get_order": []byte(cfOrder), "get_customer": []byte(cfCustomer), "get_shipment": []byte(cfShipment)}
 	shop := codemode.Binding{Name: "shop",
 		Tools: map[string]string{"get_order": "get_order", "get_customer": "get_customer", "get_shipment": "get_shipment"},
@@ -59,5 +60,5 @@ func scriptInProcess() (*codemode.Runner, []codemode.Binding) {
 			}
 			return codemode.Answer{}, fmt.Errorf("no tool %q", tool)
 		}}
-	return codemode.NewRunner(codemode.Limits{}), []codemode.Binding{shop}
+	return sandbox.NewRunner(codemode.Limits{}), []codemode.Binding{shop}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/codemode/worker"
 )
 
 // CodeModeTask is the fixed task done two ways: as tool calls by the
@@ -180,12 +181,12 @@ func sandboxCost(s *settings, r *report) error {
 	c := &SandboxCost{Executions: 10000}
 	// Executions run in a worker, a process of Caddy's own binary, as in
 	// Caddy: the heap and goroutines measured are this side's.
-	pool, err := codemode.NewPool(codemode.PoolConfig{Command: []string{s.caddy, codemode.WorkerCommand}})
+	pool, err := worker.NewPool(worker.PoolConfig{Command: []string{s.caddy, worker.Command}})
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	runner := codemode.NewProcessRunner(codemode.Limits{}, pool)
+	runner := worker.NewRunner(codemode.Limits{}, pool)
 	ctx := context.Background()
 	js, ts := `return 1`, `const x: number = 1; return x`
 	medianOf := func(code string) (time.Duration, int64) {

@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/codemode/worker"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/mcpbackend"
 )
@@ -1052,7 +1053,7 @@ return n`, text, calls)
 
 	for _, mode := range []string{isolationProcess} {
 		b.Run(mode, func(b *testing.B) {
-			r := codemode.NewProcessRunner(codemode.Limits{}, warmPool(b, 1))
+			r := worker.NewRunner(codemode.Limits{}, warmPool(b, 1))
 			if res := r.Run(ctx, code, []codemode.Binding{binding}); res.Err != nil || string(res.Value) != "50000" {
 				b.Fatalf("%v %s", res.Err, res.Value)
 			}
@@ -1084,9 +1085,9 @@ return n`, text, calls)
 
 // warmPool is a pool of this test binary's workers, all started, closed
 // when the benchmark ends.
-func warmPool(b *testing.B, workers int) *codemode.Pool {
+func warmPool(b *testing.B, workers int) *worker.Pool {
 	b.Helper()
-	p, err := codemode.NewPool(codemode.PoolConfig{Workers: workers})
+	p, err := worker.NewPool(worker.PoolConfig{Workers: workers})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/codemode/worker"
 	"github.com/caddy-mcp/caddy-mcp/internal/version"
 )
 
@@ -147,7 +148,7 @@ type CodeMode struct {
 
 	Endpoint
 
-	runner      *codemode.Runner
+	runner      *worker.Runner
 	poolKey     string // in workerPools, when the executions run in workers
 	backends    []*backendRef
 	logger      *zap.Logger

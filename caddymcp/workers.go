@@ -11,11 +11,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/codemode/worker"
 )
 
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
-		Name:  codemode.WorkerCommand,
+		Name:  worker.Command,
 		Short: "Runs code mode executions for the Caddy process that started it",
 		Long: `
 Started by Caddy itself for the codemode handler's isolation process: it
@@ -23,7 +24,7 @@ reads code from its standard input, runs it in a fresh sandbox and writes
 the result to its standard output, one execution at a time, and exits when
 its standard input closes. It is not meant to be run by hand.`,
 		Func: func(caddycmd.Flags) (int, error) {
-			if err := codemode.ServeWorker(os.Stdin, os.Stdout); err != nil {
+			if err := worker.Serve(os.Stdin, os.Stdout); err != nil {
 				return caddy.ExitCodeFailedStartup, err
 			}
 			return caddy.ExitCodeSuccess, nil
@@ -53,7 +54,7 @@ var workerPools = caddy.NewUsagePool()
 // workerPool is a pool in workerPools, with the logger of the handler
 // that loaded it last: the one of the config running now.
 type workerPool struct {
-	*codemode.Pool
+	*worker.Pool
 	logger *atomic.Pointer[zap.Logger]
 }
 
@@ -71,12 +72,12 @@ func (p workerPool) Destruct() error {
 
 // loadWorkerPool returns the pool for these settings, started if new; the
 // handler's Cleanup releases it.
-func loadWorkerPool(maxMemory int64, workers int, logger *zap.Logger) (string, *codemode.Pool, error) {
+func loadWorkerPool(maxMemory int64, workers int, logger *zap.Logger) (string, *worker.Pool, error) {
 	key := fmt.Sprintf("%d/%d", maxMemory, workers)
 	val, _, err := workerPools.LoadOrNew(key, func() (caddy.Destructor, error) {
 		current := new(atomic.Pointer[zap.Logger])
 		current.Store(logger) // before the first worker can fail
-		p, err := codemode.NewPool(codemode.PoolConfig{
+		p, err := worker.NewPool(worker.PoolConfig{
 			MaxMemory: maxMemory,
 			Workers:   workers,
 			Notify:    workerNotice(current.Load),
@@ -128,20 +129,20 @@ func (cm *CodeMode) provisionRunner() error {
 	}
 	maxMemory := cm.MaxMemory
 	if maxMemory == 0 {
-		maxMemory = codemode.DefaultWorkerMemory
+		maxMemory = worker.DefaultMemory
 	}
-	if maxMemory < codemode.MinWorkerMemory {
-		return fmt.Errorf("max_memory %d MiB: a worker process needs at least %d MiB", maxMemory>>20, codemode.MinWorkerMemory>>20)
+	if maxMemory < worker.MinMemory {
+		return fmt.Errorf("max_memory %d MiB: a worker process needs at least %d MiB", maxMemory>>20, worker.MinMemory>>20)
 	}
 	workers := cm.Workers
 	if workers == 0 {
-		workers = codemode.NewRunner(limits).Limits().MaxConcurrent
+		workers = limits.WithDefaults().MaxConcurrent
 	}
 	key, pool, err := loadWorkerPool(maxMemory, workers, cm.logger)
 	if err != nil {
 		return err
 	}
 	cm.poolKey = key
-	cm.runner = codemode.NewProcessRunner(limits, pool)
+	cm.runner = worker.NewRunner(limits, pool)
 	return nil
 }

@@ -1,6 +1,8 @@
 package codemode
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -192,10 +194,10 @@ func SearchAnswer(query string, m Matches, budget int) string {
 	var b strings.Builder
 	found := m.Found
 	if len(found) == 0 {
-		fmt.Fprintf(&b, "No tool of %d matches %q. Try other words: what the tool does, or the kind of thing it reads or changes.", m.Of, cutUTF8(query, 200))
+		fmt.Fprintf(&b, "No tool of %d matches %q. Try other words: what the tool does, or the kind of thing it reads or changes.", m.Of, CutUTF8(query, 200))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%d of %d tools match %q", m.Matched, m.Of, cutUTF8(query, 200))
+	fmt.Fprintf(&b, "%d of %d tools match %q", m.Matched, m.Of, CutUTF8(query, 200))
 	if m.Matched > len(found) {
 		fmt.Fprintf(&b, "; the best %d, best first (search with more words to narrow it):\n", len(found))
 	} else {
@@ -253,7 +255,58 @@ func firstLine(text string) string {
 	text, _, _ = strings.Cut(strings.TrimSpace(text), "\n")
 	text = strings.TrimSpace(text)
 	if len(text) > 200 {
-		text = cutUTF8(text, 200) + "..."
+		text = CutUTF8(text, 200) + "..."
 	}
 	return text
+}
+
+// SearchGlobal is the global that holds search in the sandbox:
+// await tools.search(query, limit?). No backend may take its name
+// (CheckBackendName).
+const SearchGlobal = "tools"
+
+// SearchFunc answers tools.search for one execution: the best matches for
+// query, at most limit, among the tools its caller may call. query and
+// limit passed CheckSearch. A *ToolError becomes an Error thrown in the
+// code with its message.
+type SearchFunc func(ctx context.Context, query string, limit int) ([]Found, error)
+
+// SearchArgs are the arguments of tools.search as they cross from the
+// sandbox to the host, as JSON text.
+type SearchArgs struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit"`
+}
+
+// answer answers a search from its JSON arguments, checked again: they
+// come from a worker process.
+func (s SearchFunc) answer(ctx context.Context, args []byte) ([]byte, error) {
+	var in SearchArgs
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return nil, &ToolError{Message: "the arguments are not {query, limit}: " + err.Error()}
+	}
+	if err := CheckSearch(in.Query, in.Limit); err != nil {
+		return nil, &ToolError{Message: err.Error()}
+	}
+	found, err := s(ctx, in.Query, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if found == nil {
+		found = []Found{}
+	}
+	return json.Marshal(found)
+}
+
+// Binding is the binding the sandbox queues a search on, as a tool call
+// is: it counts against max_tool_calls and runs beside the other calls.
+// Its Call takes the search's arguments as SearchArgs in JSON text and
+// answers with the matches as JSON text.
+func (s SearchFunc) Binding() Binding {
+	return Binding{Name: SearchGlobal, Call: func(ctx context.Context, _ string, args []byte) (Answer, error) {
+		found, err := s.answer(ctx, args)
+		return Answer{Value: found}, err
+	}}
 }

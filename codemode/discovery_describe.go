@@ -87,7 +87,7 @@ func (a *API) writeBackends(b *strings.Builder, max int) {
 	room := max - b.Len() - len("- and 999 more backends")
 	for i, be := range a.backends {
 		if be.unavailable != "" {
-			heads[i] = fmt.Sprintf("- %s: unavailable right now (%s)", be.name, cutUTF8(be.unavailable, 100))
+			heads[i] = fmt.Sprintf("- %s: unavailable right now (%s)", be.name, CutUTF8(be.unavailable, 100))
 		} else {
 			heads[i] = fmt.Sprintf("- %s: %d tools", be.name, len(be.decl.Tools))
 		}

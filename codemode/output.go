@@ -9,11 +9,19 @@ import (
 // markers around the result and the console lines.
 const outputRoom = 320
 
-// format writes what the model reads: the error or the result, and the
-// console output, within maxOutput bytes, and fills in res.Logs, res.Cut
-// and res.ValueCut to match. What does not fit is cut with a marker that
-// says exactly what was cut.
-func format(res *Result, maxOutput int) {
+// Output is what an execution printed: the console lines kept, how many
+// more were cut, and the sandbox's own notes.
+type Output struct {
+	Lines []string
+	Cut   int
+	Notes []string
+}
+
+// Format writes what the model reads into res.Text: the error or the
+// result, and the console output con, within maxOutput bytes, and fills
+// in res.Logs, res.Cut and res.ValueCut to match. What does not fit is
+// cut with a marker that says exactly what was cut.
+func (res *Result) Format(con Output, maxOutput int) {
 	var head string
 	switch {
 	case res.Err != nil:
@@ -21,10 +29,9 @@ func format(res *Result, maxOutput int) {
 	case res.Value != nil:
 		head = string(res.Value)
 	}
-	con := res.console
 	budget := max(maxOutput-outputRoom, 0)
-	notesSize := linesSize(con.notes)
-	logsSize := linesSize(con.lines)
+	notesSize := linesSize(con.Notes)
+	logsSize := linesSize(con.Lines)
 
 	// The result (or error) comes first in the budget: it is the answer.
 	// A quarter of it is kept for console lines, if there are any, so a
@@ -33,7 +40,7 @@ func format(res *Result, maxOutput int) {
 	headCut := len(head) > headBudget
 	shown := len(head)
 	if headCut {
-		keep := cutUTF8(head, headBudget)
+		keep := CutUTF8(head, headBudget)
 		shown = len(keep)
 		if res.Err == nil {
 			res.ValueCut, res.ValueShown = true, keep
@@ -47,19 +54,19 @@ func format(res *Result, maxOutput int) {
 	// and headers fit in outputRoom.)
 	room := budget - notesSize - shown
 	kept := 0
-	for _, l := range con.lines {
+	for _, l := range con.Lines {
 		if room < len(l)+1 {
 			break
 		}
 		room -= len(l) + 1
 		kept++
 	}
-	lines := append([]string(nil), con.lines[:kept]...)
-	cut := con.cut + len(con.lines) - kept
+	lines := append([]string(nil), con.Lines[:kept]...)
+	cut := con.Cut + len(con.Lines) - kept
 	if cut > 0 {
 		lines = append(lines, fmt.Sprintf("[%d more console line(s) cut: the output is limited to %d bytes (max_output)]", cut, maxOutput))
 	}
-	lines = append(lines, con.notes...)
+	lines = append(lines, con.Notes...)
 	res.Logs = lines
 	res.Cut = headCut || cut > 0
 	logs := strings.Join(lines, "\n")
@@ -97,8 +104,8 @@ func linesSize(lines []string) int {
 	return n
 }
 
-// cutUTF8 returns at most n bytes of s, not splitting a character.
-func cutUTF8(s string, n int) string {
+// CutUTF8 returns at most n bytes of s, not splitting a character.
+func CutUTF8(s string, n int) string {
 	if n >= len(s) {
 		return s
 	}

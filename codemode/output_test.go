@@ -1,10 +1,13 @@
-package codemode
+package codemode_test
 
 import (
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/internal/codemodetest"
 )
 
 // lines100 is console.log of n lines of exactly 100 bytes: "line 7....".
@@ -25,7 +28,7 @@ func TestOutputCounts(t *testing.T) {
 	const bigValue = `return Array(300).fill({pad: "x".repeat(100)})` // 33,301 bytes of JSON
 	tests := []struct {
 		name      string
-		limits    Limits
+		limits    codemode.Limits
 		code      string
 		wantLogs  []string // exactly
 		wantText  string   // exactly, "" to skip
@@ -40,7 +43,7 @@ func TestOutputCounts(t *testing.T) {
 		},
 		{
 			name:      "every line cut beside a big result",
-			limits:    Limits{MaxOutput: 4096},
+			limits:    codemode.Limits{MaxOutput: 4096},
 			code:      `for (let i = 0; i < 3; i++) console.log("x".repeat(1000));` + bigValue,
 			wantLogs:  []string{consoleCut(3, 4096)},
 			wantShown: 2832, // 4,096 - 320, less the quarter kept for lines
@@ -54,13 +57,13 @@ func TestOutputCounts(t *testing.T) {
 				for i := 0; i < 60; i++ {
 					l = append(l, line100(i))
 				}
-				return append(l, consoleCut(340, DefaultMaxOutput))
+				return append(l, consoleCut(340, codemode.DefaultMaxOutput))
 			}(),
 			wantShown: 24256 - 6064,
 		},
 		{
 			name:   "a line counted after the buffer is full",
-			limits: Limits{MaxOutput: 4096},
+			limits: codemode.Limits{MaxOutput: 4096},
 			// The buffer keeps 40 lines and counts 1; the text has room for 37.
 			code: lines100(41) + `console.log("short"); return 1`,
 			wantLogs: func() []string {
@@ -82,11 +85,11 @@ func TestOutputCounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := run(t, tt.limits, tt.code)
+			res := codemodetest.Run(t, tt.limits, tt.code)
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
-			maxOutput := newRunner(tt.limits).Limits().MaxOutput
+			maxOutput := codemodetest.Runner(tt.limits).Limits().MaxOutput
 			if len(res.Text) > maxOutput {
 				t.Errorf("the text is %d bytes, over max_output (%d)", len(res.Text), maxOutput)
 			}
@@ -111,7 +114,7 @@ func TestOutputCounts(t *testing.T) {
 				t.Fatalf("test table: wantText %q does not match the text built from wantLogs %q", tt.wantText, text)
 			}
 			if res.Text != text {
-				t.Errorf("text:\n%s\nwant:\n%s", shorten(res.Text, 600), shorten(text, 600))
+				t.Errorf("text:\n%s\nwant:\n%s", codemodetest.Shorten(res.Text, 600), codemodetest.Shorten(text, 600))
 			}
 		})
 	}
@@ -121,11 +124,11 @@ func TestOutputCounts(t *testing.T) {
 // text fits in max_output and the lines shown plus the lines counted as
 // cut are the lines printed.
 func TestOutputLimitHolds(t *testing.T) {
-	for _, maxOutput := range []int{1024, 4096, DefaultMaxOutput} {
+	for _, maxOutput := range []int{1024, 4096, codemode.DefaultMaxOutput} {
 		for _, lines := range []int{0, 1, 30, 500} {
 			for _, tail := range []string{`return 1`, `return "é".repeat(20000)`, `throw new Error("e".repeat(50000))`} {
 				code := lines100(lines) + tail
-				res := run(t, Limits{MaxOutput: maxOutput}, code)
+				res := codemodetest.Run(t, codemode.Limits{MaxOutput: maxOutput}, code)
 				if len(res.Text) > maxOutput {
 					t.Errorf("max_output %d, %d lines, %s: the text is %d bytes", maxOutput, lines, tail, len(res.Text))
 				}

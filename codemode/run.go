@@ -1,7 +1,3 @@
-// Package codemode runs model-written JavaScript or TypeScript in a fresh,
-// network-less goja sandbox whose only exits are bindings to backend tools,
-// and generates TypeScript declarations of those tools. It knows nothing of
-// HTTP or Caddy: it calls backends through the Binding interface.
 package codemode
 
 import (
@@ -9,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -79,7 +77,8 @@ const (
 	DefaultMaxMemory    = 1 << 30
 )
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults returns l with its zero values set to the defaults.
+func (l Limits) WithDefaults() Limits {
 	if l.Timeout <= 0 {
 		l.Timeout = DefaultTimeout
 	}
@@ -113,41 +112,21 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Runner runs executions within its limits. It is safe for concurrent use.
-type Runner struct {
-	limits Limits
-	slots  chan struct{}
-	// pool, when set, runs each execution in a worker process.
-	pool *Pool
-	// grace is how long Run waits past the timeout for an execution stuck
-	// in native code.
-	grace time.Duration
-	// onLog, when set, hears each console line kept, as it is printed.
-	onLog func(string)
-	// spares keeps a runtime primed for the next execution in this
-	// process (see spare.go).
-	spares *spares
+// Admit takes one of a runner's slots, one per execution running (made
+// with room for max_concurrent), for code; or it returns why the
+// execution cannot run: its code is past max_code_size, or every slot
+// is taken.
+func (l Limits) Admit(code string, slots chan<- struct{}) *Error {
+	if len(code) > l.MaxCodeSize {
+		return &Error{Kind: KindLimit, Message: fmt.Sprintf("the code is %d bytes; max_code_size is %d bytes", len(code), l.MaxCodeSize)}
+	}
+	select {
+	case slots <- struct{}{}:
+		return nil
+	default:
+		return &Error{Kind: KindBusy, Message: fmt.Sprintf("%d executions are already running (max_concurrent); try again in a moment", l.MaxConcurrent)}
+	}
 }
-
-// NewRunner returns a Runner that runs executions in this process, with
-// the given limits.
-func NewRunner(l Limits) *Runner {
-	l = l.withDefaults()
-	return &Runner{limits: l, slots: make(chan struct{}, l.MaxConcurrent), grace: graceAfterTimeout, spares: &spares{}}
-}
-
-// NewProcessRunner returns a Runner that runs each execution in a worker
-// process of the pool: the worker is killed at the timeout (plus a short
-// grace) and past the pool's max_memory, which replaces l.MaxMemory.
-func NewProcessRunner(l Limits, pool *Pool) *Runner {
-	r := NewRunner(l)
-	r.pool = pool
-	r.limits.MaxMemory = pool.Config().MaxMemory
-	return r
-}
-
-// Limits returns the runner's limits, defaults filled in.
-func (r *Runner) Limits() Limits { return r.limits }
 
 // Result is the outcome of one execution.
 type Result struct {
@@ -173,89 +152,23 @@ type Result struct {
 	// the start of its JSON text that Text shows.
 	ValueCut   bool
 	ValueShown string
-
-	console consoleOutput // what the execution printed, before format
 }
 
-// graceAfterTimeout is how long Run waits, past the timeout, for an
-// execution stuck in native code before answering without it.
-const graceAfterTimeout = time.Second
-
-// Run executes code with the bindings as globals. It returns when the code
-// settles, fails, or runs out of time. The execution's concurrency slot is
-// held until its goroutine has exited, even if Run returned before.
-func (r *Runner) Run(ctx context.Context, code string, bindings []Binding) *Result {
-	return r.run(ctx, code, bindings, nil)
-}
-
-// run is Run with search, when not nil, behind tools.search.
-func (r *Runner) run(ctx context.Context, code string, bindings []Binding, search searchCall) *Result {
-	start := time.Now()
-	if len(code) > r.limits.MaxCodeSize {
-		return r.finish(&Result{Err: &Error{Kind: KindLimit, Message: fmt.Sprintf(
-			"the code is %d bytes; max_code_size is %d bytes", len(code), r.limits.MaxCodeSize)}}, start)
-	}
-	select {
-	case r.slots <- struct{}{}:
-	default:
-		return r.finish(&Result{Err: &Error{Kind: KindBusy, Message: fmt.Sprintf(
-			"%d executions are already running (max_concurrent); try again in a moment", r.limits.MaxConcurrent)}}, start)
-	}
-	if r.pool != nil {
-		return r.finish(r.runInWorker(ctx, code, bindings, search), start)
-	}
-	s, err := safePrepare(code)
-	if err != nil {
-		<-r.slots
-		e, ok := err.(*Error)
-		if !ok {
-			e = &Error{Kind: KindSyntax, Message: err.Error()}
-		}
-		return r.finish(&Result{Err: e}, start)
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
-	// Priming ahead helps an execution that would otherwise wait for its
-	// setup; when others run too, the cores are busy anyway.
-	ex := r.spares.take(r.limits, len(r.slots) <= 1)
-	ex.begin(ctx, r.limits, s, bindings, search)
-	ex.logs.onKeep = r.onLog
-	done := make(chan *Result, 1)
-	go func() {
-		res := ex.run()
-		cancel()
-		// Free before the answer: the caller may run again at once.
-		<-r.slots
-		done <- res
-	}()
-	select {
-	case res := <-done:
-		return r.finish(res, start)
-	case <-time.After(r.limits.Timeout + r.grace):
-		// Stuck in native code past the timeout; the interrupt is pending
-		// and the goroutine keeps its slot until it exits.
-		ex.interrupt(&Error{Kind: KindTimeout, Message: timeoutMessage(r.limits.Timeout)})
-		return r.finish(ex.abandon(), start)
-	}
-}
-
-// safePrepare is prepare, with a panic of the compiler (folding a
-// constant past what Go can allocate, say) as the error.
-func safePrepare(code string) (s *script, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s, err = nil, panicError(p)
-		}
-	}()
-	return prepare(code)
-}
-
-func timeoutMessage(d time.Duration) string {
+// TimeoutMessage says that an execution ran past its timeout d.
+func TimeoutMessage(d time.Duration) string {
 	return fmt.Sprintf("the execution did not finish within its timeout of %s", d)
 }
 
-func (r *Runner) finish(res *Result, start time.Time) *Result {
-	res.Duration = time.Since(start)
-	format(res, r.limits.MaxOutput)
-	return res
+// WaitingFor says which binding calls, by label (backend.tool), an
+// execution that ran out of time was waiting for, to follow
+// TimeoutMessage; "" for none.
+func WaitingFor(labels []string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	slices.Sort(labels)
+	if len(labels) > 3 {
+		labels = append(labels[:3], "...")
+	}
+	return " (" + strings.Join(labels, ", ") + ": no answer before the time ran out)"
 }

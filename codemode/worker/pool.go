@@ -1,0 +1,369 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddy-mcp/caddy-mcp/codemode"
+)
+
+// PoolConfig configures a Pool.
+type PoolConfig struct {
+	// Command starts a worker: a program that calls Main (or Serve)
+	// first. Default: this program with the argument Command.
+	Command []string
+	// MaxMemory bounds one worker's private memory, in bytes: its
+	// collector aims below it, its address space is capped near it, and
+	// the pool kills it past it. Default: 256MiB.
+	MaxMemory int64
+	// Workers is how many workers are kept running, idle or busy. Busy
+	// ones beyond it are started when needed and stopped after. Default 1.
+	Workers int
+	// Notify, when set, hears of workers that failed: one that died, was
+	// killed, or could not start. It must not block.
+	Notify func(event string, pid int, detail string)
+}
+
+// Defaults for PoolConfig.
+const (
+	DefaultMemory = 256 << 20
+	// MinMemory is the least max_memory a worker can run with: the
+	// program itself takes some tens of MiB.
+	MinMemory = 64 << 20
+)
+
+// Pool keeps worker processes warm for the executions of one or more
+// Runners. It is safe for concurrent use.
+type Pool struct {
+	cfg  PoolConfig
+	path string // the program to run, when not cfg.Command[0]
+
+	mu   sync.Mutex
+	gone *sync.Cond // signalled when a process was reaped or a start ended
+	idle []*process
+	// all is the pool's workers, idle or busy; procs every worker process
+	// not yet reaped, also those being stopped.
+	all      map[*process]struct{}
+	procs    map[*process]struct{}
+	starting int
+	filling  bool
+	closed   bool
+	noted    bool // noteUnenforced has spoken
+	// closing ends the starts under way when the pool closes.
+	closing context.Context
+	close   context.CancelFunc
+}
+
+// NewPool returns a Pool and starts its workers in the background.
+func NewPool(cfg PoolConfig) (*Pool, error) {
+	path := ""
+	if len(cfg.Command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding the program to start workers from: %v", err)
+		}
+		cfg.Command = []string{exe, Command}
+		// The program running now, even if a newer one replaced its file
+		// (an upgrade before a reload): a worker must speak this Caddy's
+		// protocol.
+		path = selfExecutable()
+	}
+	if cfg.MaxMemory <= 0 {
+		cfg.MaxMemory = DefaultMemory
+	}
+	if cfg.MaxMemory < MinMemory {
+		return nil, fmt.Errorf("a worker's max_memory of %d MiB is too small: at least %d MiB", cfg.MaxMemory>>20, MinMemory>>20)
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
+	p := &Pool{cfg: cfg, path: path, all: make(map[*process]struct{}), procs: make(map[*process]struct{})}
+	p.gone = sync.NewCond(&p.mu)
+	p.closing, p.close = context.WithCancel(context.Background())
+	p.fill()
+	return p, nil
+}
+
+// Config returns the pool's configuration, defaults filled in.
+func (p *Pool) Config() PoolConfig { return p.cfg }
+
+// heapCeiling is the heap an execution may use before the worker stops it
+// with a MemoryLimitError: below max_memory, so that the precise error
+// comes before the kill.
+func (p *Pool) heapCeiling() int64 { return p.cfg.MaxMemory * 3 / 4 }
+
+var errPoolClosed = errors.New("the code mode handler is shutting down")
+
+// get returns a worker for one execution: an idle one, else a new one.
+func (p *Pool) get(ctx context.Context) (*process, error) {
+	p.mu.Lock()
+	for len(p.idle) > 0 {
+		w := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		if w.alive() && len(w.frames) == 0 {
+			p.mu.Unlock()
+			return w, nil
+		}
+		p.forgetLocked(w)
+		w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: "it ended or spoke while idle"})
+	}
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errPoolClosed
+	}
+	p.mu.Unlock()
+	w, err := p.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		// Closed since the start: no execution begins in it.
+		w.stop()
+		return nil, errPoolClosed
+	}
+	p.all[w] = struct{}{}
+	p.noteUnenforced(w)
+	return w, nil
+}
+
+// put takes a worker back after an execution it served to the end. A
+// worker beyond Workers stays idle for surplusLinger, for the next burst,
+// and is stopped then if still not needed.
+func (p *Pool) put(w *process) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || !w.alive() {
+		p.forgetLocked(w)
+		w.stop()
+		return
+	}
+	p.idle = append(p.idle, w)
+	if len(p.all) > p.cfg.Workers {
+		time.AfterFunc(surplusLinger, p.trim)
+	}
+}
+
+// surplusLinger is how long a worker beyond Workers is kept idle.
+const surplusLinger = 2 * time.Second
+
+// trim stops idle workers beyond Workers, the longest idle first.
+func (p *Pool) trim() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.all) > p.cfg.Workers && len(p.idle) > 0 {
+		w := p.idle[0]
+		p.forgetLocked(w)
+		w.stop()
+	}
+}
+
+// discard forgets a worker that was killed or must not serve again, and
+// starts its replacement in the background.
+func (p *Pool) discard(w *process) {
+	p.mu.Lock()
+	p.forgetLocked(w)
+	p.mu.Unlock()
+	if w.alive() {
+		w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: "it was retired"})
+	}
+	p.fill()
+}
+
+// forgetLocked takes w out of the pool's workers, idle ones included.
+func (p *Pool) forgetLocked(w *process) {
+	delete(p.all, w)
+	for i, idle := range p.idle {
+		if idle == w {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			break
+		}
+	}
+}
+
+// fill starts workers in the background until Workers are running.
+func (p *Pool) fill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.filling || p.closed || len(p.all)+p.starting >= p.cfg.Workers {
+		return
+	}
+	p.filling = true
+	go p.fillLoop()
+}
+
+func (p *Pool) fillLoop() {
+	backoff := time.Duration(0)
+	for {
+		p.mu.Lock()
+		if p.closed || len(p.all)+p.starting >= p.cfg.Workers {
+			p.filling = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		if backoff > 0 {
+			select {
+			case <-time.After(backoff):
+			case <-p.closing.Done():
+			}
+		}
+		w, err := p.start(context.Background())
+		if hook := afterFillStart.Load(); hook != nil {
+			(*hook)(p)
+		}
+		if err != nil {
+			// Tried again later, less and less often: a program that
+			// cannot start now may after a fix, and executions start
+			// workers of their own meanwhile.
+			backoff = min(max(2*backoff, time.Second), maxStartBackoff)
+			continue
+		}
+		backoff = 0
+		p.mu.Lock()
+		if p.closed {
+			// Closed since the start, and waiting for this process.
+			w.stop()
+			p.filling = false
+			p.mu.Unlock()
+			return
+		}
+		p.all[w] = struct{}{}
+		p.idle = append(p.idle, w)
+		p.noteUnenforced(w)
+		p.mu.Unlock()
+	}
+}
+
+// afterFillStart, set by a test, runs between a background start and
+// the pool taking the worker in: where a Close may come.
+var afterFillStart atomic.Pointer[func(*Pool)]
+
+// maxStartBackoff bounds the wait between two background starts after
+// failures.
+const maxStartBackoff = time.Minute
+
+// start starts a worker and keeps track of its process until it is
+// reaped. A start that ends after Close is undone.
+func (p *Pool) start(ctx context.Context) (*process, error) {
+	p.mu.Lock()
+	p.starting++
+	p.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(p.closing, cancel)()
+	w, err := startProcess(ctx, p.path, p.cfg.Command, p.cfg.MaxMemory)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.gone.Broadcast()
+	p.starting--
+	if err != nil && p.closing.Err() != nil {
+		return nil, errPoolClosed
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil, err // the caller left: not the worker's failure
+	}
+	if err != nil {
+		p.notify("worker_start_failed", 0, err.Error())
+		return nil, err
+	}
+	p.procs[w] = struct{}{}
+	go func() {
+		<-w.dead
+		p.mu.Lock()
+		delete(p.procs, w)
+		_, member := p.all[w]
+		p.forgetLocked(w)
+		p.gone.Broadcast()
+		p.mu.Unlock()
+		if member {
+			// It died idle, or busy before its execution let it go.
+			p.fill()
+		}
+	}()
+	if p.closed {
+		w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: errPoolClosed.Error()})
+		return nil, errPoolClosed
+	}
+	return w, nil
+}
+
+func (p *Pool) notify(event string, pid int, detail string) {
+	if p.cfg.Notify != nil {
+		p.cfg.Notify(event, pid, detail)
+	}
+}
+
+// noteUnenforced tells, once per pool, what its workers cannot enforce
+// on themselves: the same for every worker of one program.
+func (p *Pool) noteUnenforced(w *process) {
+	if p.noted {
+		return
+	}
+	p.noted = true
+	for _, u := range w.unenforced {
+		p.notify("worker_limit_unenforced", w.pid, u)
+	}
+}
+
+// Workers returns the number of worker processes running, idle or busy.
+func (p *Pool) Workers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.all)
+}
+
+// Close stops the pool as a reload wants it: no execution starts in it
+// any more, idle and starting workers are stopped and reaped before it
+// returns, and a busy one finishes its execution (bounded by its timeout
+// and a grace) and is stopped then.
+func (p *Pool) Close() { p.shut(false) }
+
+// Kill stops every worker at once, busy ones too, and waits until their
+// processes are gone: executions still running get a WorkerError.
+func (p *Pool) Kill() { p.shut(true) }
+
+func (p *Pool) shut(killBusy bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.close()
+	busy := make(map[*process]bool, len(p.all))
+	for w := range p.all {
+		busy[w] = true
+	}
+	for _, w := range p.idle {
+		delete(busy, w)
+		w.stop()
+	}
+	// Busy workers are stopped when their execution gives them back
+	// (put), and killed if it cannot (discard).
+	p.all = make(map[*process]struct{})
+	p.idle = nil
+	if killBusy {
+		for w := range p.procs {
+			w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: "the execution was stopped: " + errPoolClosed.Error()})
+		}
+		busy = nil
+	}
+	for p.starting > 0 || len(p.procs) > countIn(p.procs, busy) {
+		p.gone.Wait()
+	}
+}
+
+// countIn is how many of procs are in set.
+func countIn(procs map[*process]struct{}, set map[*process]bool) int {
+	n := 0
+	for w := range procs {
+		if set[w] {
+			n++
+		}
+	}
+	return n
+}
