@@ -1004,8 +1004,8 @@ func TestLiveCodeModeHugeToolList(t *testing.T) {
 // BenchmarkBindingCall compares a tool call made from sandboxed code with
 // the same call made directly with mcp-go's client, against an in-process
 // MCP server, with about 1 KB of arguments and 1 KB of result, with the
-// code run in this process and in a worker process. The difference is the
-// sandbox's overhead per call (target: under 100 µs in process mode).
+// code run in a worker process. The difference is the sandbox's overhead
+// per call (target: under 100 µs).
 func BenchmarkBindingCall(b *testing.B) {
 	srv := server.NewMCPServer("bench", "1")
 	srv.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -218,8 +218,8 @@ func fakeSearch(c *codemode.Catalog, calls *atomic.Int32) codemode.SearchFunc {
 	}
 }
 
-// tools.search gives the code the matches as data, in both isolations,
-// and throws a clear error for bad arguments before anything crosses.
+// tools.search gives the code the matches as data, across the worker's
+// pipe, and throws a clear error for bad arguments before anything crosses.
 func TestSandboxToolsSearch(t *testing.T) {
 	c := codemode.NewCatalog(weatherBackends())
 	var calls atomic.Int32

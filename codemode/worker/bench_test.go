@@ -68,7 +68,7 @@ func timeRuns(b *testing.B, r *worker.Runner, n int, code string, bindings ...co
 }
 
 // benchRuns runs code b.N times and reports the median time of one run,
-// after a few runs that warm the caches (and, in process mode, the worker).
+// after a few runs that warm the caches and the worker.
 func benchRuns(b *testing.B, r *worker.Runner, code string, bindings ...codemode.Binding) {
 	timeRuns(b, r, 5, code, bindings...)
 	b.ReportAllocs()
@@ -79,7 +79,7 @@ func benchRuns(b *testing.B, r *worker.Runner, code string, bindings ...codemode
 }
 
 // BenchmarkRunJavaScript: an execution with no tool calls (target: median
-// under 1 ms, also in process mode).
+// under 0.5 ms, in a worker process).
 func BenchmarkRunJavaScript(b *testing.B) {
 	benchModes(b, 1, func(b *testing.B, r *worker.Runner) {
 		benchRuns(b, r, `const xs = [3, 1, 2]; return xs.sort().map(x => x * 2)`)
@@ -102,7 +102,7 @@ var echoBinding = codemode.Binding{Name: "api", Tools: map[string]string{"get": 
 // about 1 KB of arguments and 1 KB of result from a backend that answers
 // at once: an execution making 20 calls one after another against the
 // same execution making none, the difference of their medians per call
-// (target: under 100 µs in process mode).
+// (target: under 100 µs).
 func BenchmarkBindingCall(b *testing.B) {
 	const calls = 20
 	text := strings.Repeat("x", 1000)
@@ -162,8 +162,7 @@ func BenchmarkParallelCalls(b *testing.B) {
 
 // BenchmarkManyExecutions runs 10,000 executions and reports goroutines
 // and live heap of this process after them against before (target: back
-// where they started; in process mode the heap is Caddy's, not the
-// workers').
+// where they started; the heap is Caddy's, not the workers').
 func BenchmarkManyExecutions(b *testing.B) {
 	heap := func() uint64 {
 		runtime.GC()
