@@ -420,7 +420,7 @@ func (p *caddyProc) workers() int {
 	for _, block := range strings.Split(string(b), "\n\n") {
 		count, _, ok := strings.Cut(block, " @ ")
 		count = count[strings.LastIndex(count, "\n")+1:] // past the profile's first line
-		if c, err := strconv.Atoi(count); ok && err == nil && strings.Contains(block, "codemode.(*Pool).start.func1") {
+		if c, err := strconv.Atoi(count); ok && err == nil && strings.Contains(block, "codemode/worker.(*Pool).start.func1") {
 			n += c
 		}
 	}
