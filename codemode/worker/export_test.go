@@ -100,3 +100,13 @@ func IdlePIDs(p *Pool) []int {
 	}
 	return pids
 }
+
+// Starting is how many worker processes the pool is starting now.
+func (p *Pool) Starting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.starting
+}
+
+// MaxStarting is maxStarting.
+const MaxStarting = maxStarting

@@ -22,7 +22,8 @@ type PoolConfig struct {
 	// the pool kills it past it. Default: 256MiB.
 	MaxMemory int64
 	// Workers is how many workers are kept running, idle or busy. Busy
-	// ones beyond it are started when needed and stopped after. Default 1.
+	// ones beyond it are started when needed, maxStarting at a time, and
+	// stopped after. Default 1.
 	Workers int
 	// Notify, when set, hears of workers that failed: one that died, was
 	// killed, or could not start. It must not block.
@@ -45,7 +46,11 @@ type Pool struct {
 
 	mu   sync.Mutex
 	gone *sync.Cond // signalled when a process was reaped or a start ended
-	idle []*process
+	// freed is closed, and replaced, when a worker may have come free for
+	// an execution waiting in get: one was put back or reaped, or a start
+	// ended (wakeLocked).
+	freed chan struct{}
+	idle  []*process
 	// all is the pool's workers, idle or busy; procs every worker process
 	// not yet reaped, also those being stopped.
 	all      map[*process]struct{}
@@ -84,6 +89,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	}
 	p := &Pool{cfg: cfg, path: path, all: make(map[*process]struct{}), procs: make(map[*process]struct{})}
 	p.gone = sync.NewCond(&p.mu)
+	p.freed = make(chan struct{})
 	p.closing, p.close = context.WithCancel(context.Background())
 	p.fill()
 	return p, nil
@@ -99,22 +105,44 @@ func (p *Pool) heapCeiling() int64 { return p.cfg.MaxMemory * 3 / 4 }
 
 var errPoolClosed = errors.New("the code mode handler is shutting down")
 
-// get returns a worker for one execution: an idle one, else a new one.
+// maxStarting bounds the worker processes being started at once: past
+// it, an execution waits for a worker to come free or a start to end
+// rather than start one more. Each start is a whole program's; a burst of
+// executions starting one each on a busy machine shared the cores until
+// every start missed startTimeout together.
+const maxStarting = 2
+
+// get returns a worker for one execution: an idle one, else a new one,
+// else the first that comes free.
 func (p *Pool) get(ctx context.Context) (*process, error) {
 	p.mu.Lock()
-	for len(p.idle) > 0 {
-		w := p.idle[len(p.idle)-1]
-		p.idle = p.idle[:len(p.idle)-1]
-		if w.alive() && len(w.frames) == 0 {
-			p.mu.Unlock()
-			return w, nil
+	for {
+		for len(p.idle) > 0 {
+			w := p.idle[len(p.idle)-1]
+			p.idle = p.idle[:len(p.idle)-1]
+			if w.alive() && len(w.frames) == 0 {
+				p.mu.Unlock()
+				return w, nil
+			}
+			p.forgetLocked(w)
+			w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: "it ended or spoke while idle"})
 		}
-		p.forgetLocked(w)
-		w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: "it ended or spoke while idle"})
-	}
-	if p.closed {
+		if p.closed {
+			p.mu.Unlock()
+			return nil, errPoolClosed
+		}
+		if p.starting < maxStarting {
+			break
+		}
+		freed := p.freed
 		p.mu.Unlock()
-		return nil, errPoolClosed
+		select {
+		case <-freed:
+		case <-p.closing.Done():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		p.mu.Lock()
 	}
 	p.mu.Unlock()
 	w, err := p.start(ctx)
@@ -145,6 +173,7 @@ func (p *Pool) put(w *process) {
 		return
 	}
 	p.idle = append(p.idle, w)
+	p.wakeLocked()
 	if len(p.all) > p.cfg.Workers {
 		time.AfterFunc(surplusLinger, p.trim)
 	}
@@ -237,6 +266,7 @@ func (p *Pool) fillLoop() {
 		p.all[w] = struct{}{}
 		p.idle = append(p.idle, w)
 		p.noteUnenforced(w)
+		p.wakeLocked()
 		p.mu.Unlock()
 	}
 }
@@ -261,7 +291,7 @@ func (p *Pool) start(ctx context.Context) (*process, error) {
 	w, err := startProcess(ctx, p.path, p.cfg.Command, p.cfg.MaxMemory)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	defer p.gone.Broadcast()
+	defer p.wakeLocked()
 	p.starting--
 	if err != nil && p.closing.Err() != nil {
 		return nil, errPoolClosed
@@ -280,7 +310,7 @@ func (p *Pool) start(ctx context.Context) (*process, error) {
 		delete(p.procs, w)
 		_, member := p.all[w]
 		p.forgetLocked(w)
-		p.gone.Broadcast()
+		p.wakeLocked()
 		p.mu.Unlock()
 		if member {
 			// It died idle, or busy before its execution let it go.
@@ -292,6 +322,14 @@ func (p *Pool) start(ctx context.Context) (*process, error) {
 		return nil, errPoolClosed
 	}
 	return w, nil
+}
+
+// wakeLocked tells shut and the executions waiting in get that a worker
+// or a start changed.
+func (p *Pool) wakeLocked() {
+	p.gone.Broadcast()
+	close(p.freed)
+	p.freed = make(chan struct{})
 }
 
 func (p *Pool) notify(event string, pid int, detail string) {

@@ -391,3 +391,46 @@ func TestProcessStoppedWorkerNamesItsCall(t *testing.T) {
 		return len(kids) == 1 && kids[0] != victim
 	})
 }
+
+// A burst of executions, more than the pool keeps warm, starts at most
+// MaxStarting workers at once; the others wait for a worker to come free
+// or a start to end, and every execution runs.
+func TestProcessPoolBoundsStarts(t *testing.T) {
+	p := processPool(t, worker.PoolConfig{Workers: 1})
+	r := worker.NewRunner(codemode.Limits{Timeout: 30 * time.Second, MaxConcurrent: 16}, p)
+	waitFor(t, "a warm worker", func() bool { return p.Workers() == 1 && len(childPids(t)) == 1 })
+	const executions = 8
+	var wg sync.WaitGroup
+	results := make([]*codemode.Result, executions)
+	for i := range executions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = r.Run(context.Background(), `const end = Date.now() + 300; while (Date.now() < end) {} return 1`, nil)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	most := 0
+	for watching := true; watching; {
+		most = max(most, p.Starting())
+		select {
+		case <-done:
+			watching = false
+		case <-time.After(time.Millisecond):
+		}
+	}
+	// Without the bound, each execution the warm worker cannot take
+	// starts its own: executions-1 at once.
+	if most > worker.MaxStarting || most >= executions-1 {
+		t.Errorf("%d workers starting at once, want at most %d", most, worker.MaxStarting)
+	}
+	if most == 0 {
+		t.Errorf("no worker was started for the burst: the test shows nothing")
+	}
+	for i, res := range results {
+		if res.Err != nil || string(res.Value) != "1" {
+			t.Errorf("execution %d: %v %s", i, res.Err, res.Value)
+		}
+	}
+}
