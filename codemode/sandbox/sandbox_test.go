@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/internal/codemodetest"
+	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
 )
 
 func TestLanguage(t *testing.T) {
@@ -320,22 +320,26 @@ func TestCanceledContextStopsTheExecution(t *testing.T) {
 	codemodetest.WantError(t, res, codemode.KindTimeout, "canceled")
 }
 
+// workerProcess marks the goroutines that look after a worker process
+// (its start, its pipes, its reaping): the test pool starts and replaces
+// workers when it will, each with its own.
+var workerProcess = []string{"codemode/worker.(*Pool).start", "codemode/worker.(*process)", "codemode/worker.startProcess", "os/exec.", "os.(*Process)"}
+
 // TestNoLeaks runs many executions, some with calls left running, and
 // checks that goroutines come back to where they started.
 func TestNoLeaks(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := len(proctest.Working(workerProcess...))
 	b := &codemodetest.Echo{Delay: 5 * time.Millisecond}
 	r := codemodetest.Runner(codemode.Limits{})
 	for i := 0; i < 200; i++ {
 		r.Run(context.Background(), `api.echo({}); setTimeout(() => {}, 10000); return 1`, []codemode.Binding{b.Binding("api")})
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+	for len(proctest.Working(workerProcess...)) > before+2 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := runtime.NumGoroutine(); n > before+2 {
-		buf := make([]byte, 1<<16)
-		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	if working := proctest.Working(workerProcess...); len(working) > before+2 {
+		t.Fatalf("%d goroutines before, %d after:\n%s", before, len(working), strings.Join(working, "\n\n"))
 	}
 }
 
