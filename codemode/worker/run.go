@@ -112,9 +112,9 @@ type execution struct {
 	size     int
 	calls    atomic.Int32
 	// waiting counts the binding calls under way or cut by the deadline,
-	// by label, for the error of a worker stopped at the timeout.
+	// for the error of a worker stopped at the timeout.
 	mu      sync.Mutex
-	waiting map[string]int
+	waiting map[toolCall]int
 	// ctx bounds the backend calls; set before the worker gets the code.
 	ctx context.Context
 	// ended is closed when the execution is over: frames of it that come
@@ -305,12 +305,12 @@ func allows(b codemode.Binding, tool string) bool {
 
 // call calls a backend for the worker and sends the answer back.
 func (x *execution) call(ctx context.Context, b codemode.Binding, m *message) {
-	label := callLabel(b, m.Tool)
-	x.noteWaiting(label, 1)
+	tc := toolCall{b.Name, m.Tool}
+	x.noteWaiting(tc, 1)
 	ans, err := b.Call(ctx, m.Tool, m.Payload)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		// A call cut by the deadline had no answer before the time ran out.
-		x.noteWaiting(label, -1)
+		x.noteWaiting(tc, -1)
 	}
 	ret := &message{Type: msgReturn, Exec: x.exec, Call: m.Call}
 	var te *codemode.ToolError
@@ -399,24 +399,33 @@ func (x *execution) watchMemory() (stop func()) {
 	return func() { close(done) }
 }
 
-// callLabel is how the code names a call of tool of b: backend.ident.
-func callLabel(b codemode.Binding, tool string) string {
-	for ident, t := range b.Tools {
-		if t == tool {
-			return b.Name + "." + ident
+// toolCall is a tool of a backend, by their names.
+type toolCall struct{ backend, tool string }
+
+// label is how the code names a call of c: backend.ident. It is looked up
+// only for an error: a backend may have thousands of tools.
+func (x *execution) label(c toolCall) string {
+	for _, b := range x.bindings {
+		if b.Name != c.backend {
+			continue
+		}
+		for ident, t := range b.Tools {
+			if t == c.tool {
+				return b.Name + "." + ident
+			}
 		}
 	}
-	return b.Name + "." + tool
+	return c.backend + "." + c.tool
 }
 
 // noteWaiting notes a binding call starting (+1) or answered (-1).
-func (x *execution) noteWaiting(label string, n int) {
+func (x *execution) noteWaiting(c toolCall, n int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.waiting == nil {
-		x.waiting = make(map[string]int)
+		x.waiting = make(map[toolCall]int)
 	}
-	x.waiting[label] += n
+	x.waiting[c] += n
 }
 
 // waitingFor says which binding calls the execution was waiting for.
@@ -424,9 +433,9 @@ func (x *execution) waitingFor() string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var labels []string
-	for label, n := range x.waiting {
+	for c, n := range x.waiting {
 		if n > 0 {
-			labels = append(labels, label)
+			labels = append(labels, x.label(c))
 		}
 	}
 	return codemode.WaitingFor(labels)
