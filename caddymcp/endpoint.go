@@ -331,7 +331,7 @@ func (e *Endpoint) serveEndpoint(w http.ResponseWriter, r *http.Request, ctxValu
 		}
 	}
 
-	fastpath.HandOn(e.transport, w, r, body, contextWith(r.Context(), ctxValue))
+	fastpath.HandOn(contextWith(r.Context(), ctxValue), e.transport, w, r, body)
 	return nil
 }
 

@@ -127,13 +127,7 @@ func (f *Path) ServeCall(w http.ResponseWriter, r *http.Request, body []byte, m 
 // gave: a panic, or a result appendAnswer does not write (mcp-go's answer
 // to one it cannot encode is a 200 with no body).
 func (f *Path) answerThroughMCPGo(w http.ResponseWriter, r *http.Request, body []byte, run toolRun) {
-	f.replay.Handle(&flushWriter{w: w}, &server.HTTPRequest{
-		Method:  r.Method,
-		URL:     r.URL,
-		Header:  r.Header,
-		Body:    body,
-		Context: context.WithValue(r.Context(), toolRunKey{}, &run),
-	})
+	HandOn(context.WithValue(r.Context(), toolRunKey{}, &run), f.replay, w, r, body)
 }
 
 // accepted is what accept found in a request it takes.

@@ -80,7 +80,7 @@ func (e *testEndpoint) serve(t testing.TB, body string, header map[string]string
 			}
 		}
 	}
-	HandOn(e.transport, w, req, b, req.Context())
+	HandOn(req.Context(), e.transport, w, req, b)
 	return w
 }
 

@@ -24,7 +24,7 @@ func NewTransport(srv *server.MCPServer, logger *slog.Logger) *server.Streamable
 
 // HandOn has mcp-go's transport answer a request whose body was read, in
 // ctx.
-func HandOn(transport *server.StreamableHTTPServer, w http.ResponseWriter, r *http.Request, body []byte, ctx context.Context) {
+func HandOn(ctx context.Context, transport *server.StreamableHTTPServer, w http.ResponseWriter, r *http.Request, body []byte) {
 	transport.Handle(&flushWriter{w: w}, &server.HTTPRequest{
 		Method:  r.Method,
 		URL:     r.URL,
