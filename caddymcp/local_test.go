@@ -117,10 +117,13 @@ func TestLocalFindServer(t *testing.T) {
 }
 
 // backendPair is one backend URL reached twice: over the network, and
-// through localTransport, which counts its requests in requests.
+// through localTransport, which counts its requests in requests. Both
+// connect as the pair is made; warmed is closed once both have their
+// tools, or have given up on them for 5 s (a backend that refuses them).
 type backendPair struct {
 	network, local *mcpbackend.Backend
 	requests       *prometheus.CounterVec
+	warmed         chan struct{}
 }
 
 func newBackendPair(t testing.TB, rawURL string, header map[string]string) *backendPair {
@@ -140,18 +143,23 @@ func newBackendPair(t testing.TB, rawURL string, header map[string]string) *back
 		return lt
 	}
 	p.local = mcpbackend.New(cfg)
-	t.Cleanup(func() { p.network.Close(); p.local.Close() })
+	p.warmed = make(chan struct{})
+	go func() {
+		defer close(p.warmed)
+		wait := time.Now().Add(5 * time.Second)
+		_, _ = p.network.Tools(context.Background(), wait)
+		_, _ = p.local.Tools(context.Background(), wait)
+	}()
+	t.Cleanup(func() { <-p.warmed; p.network.Close(); p.local.Close() })
 	return p
 }
 
 // call calls tool both ways and fails unless both give the same.
 func (p *backendPair) call(t *testing.T, tool, args string) (string, error) {
 	t.Helper()
+	<-p.warmed
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	wait := time.Now().Add(5 * time.Second)
-	_, _ = p.network.Tools(ctx, wait)
-	_, _ = p.local.Tools(ctx, wait)
 	viaNet, errNet := p.network.Call(ctx, tool, []byte(args))
 	viaLocal, errLocal := p.local.Call(ctx, tool, []byte(args))
 	if string(viaNet.Value) != string(viaLocal.Value) || string(viaNet.Cut) != string(viaLocal.Cut) || fmt.Sprint(errNet) != fmt.Sprint(errLocal) {
@@ -209,7 +217,14 @@ func TestLiveLocalBackendAnswersAsOverHTTP(t *testing.T) {
 }`, bin, mcptest.ClosedAddr(t), as.Issuer))
 	base := "http://127.0.0.1:" + livePort
 
+	// Every pair connects at once: those refused their tools wait
+	// out their 5 s together.
 	rest := newBackendPair(t, base+"/rest", nil)
+	down := newBackendPair(t, base+"/down", nil)
+	noScope := newBackendPair(t, base+"/private", map[string]string{"Authorization": "Bearer " + as.Token(t, base+"/private", "", nil)})
+	scoped := newBackendPair(t, base+"/private", map[string]string{"Authorization": "Bearer " + as.Token(t, base+"/private", "orders:read", nil)})
+	nothing := newBackendPair(t, base+"/nothing", nil)
+
 	if out, err := rest.call(t, "echo", `{"word":"caddy"}`); err != nil || !strings.Contains(out, `"caddy"`) {
 		t.Errorf("echo: %s %v", out, err)
 	}
@@ -223,21 +238,17 @@ func TestLiveLocalBackendAnswersAsOverHTTP(t *testing.T) {
 		t.Error("an unknown tool answered")
 	}
 
-	down := newBackendPair(t, base+"/down", nil)
 	if _, err := down.call(t, "get", `{}`); err == nil {
 		t.Error("a tool whose upstream is down answered")
 	}
 
-	noScope := newBackendPair(t, base+"/private", map[string]string{"Authorization": "Bearer " + as.Token(t, base+"/private", "", nil)})
 	if _, err := noScope.call(t, "echo", `{}`); err == nil {
 		t.Error("a token without the endpoint's scope was taken")
 	}
-	scoped := newBackendPair(t, base+"/private", map[string]string{"Authorization": "Bearer " + as.Token(t, base+"/private", "orders:read", nil)})
 	if out, err := scoped.call(t, "echo", `{}`); err != nil || !strings.Contains(out, "headers") {
 		t.Errorf("with the scope: %s %v", out, err)
 	}
 
-	nothing := newBackendPair(t, base+"/nothing", nil)
 	if _, err := nothing.call(t, "echo", `{}`); err == nil {
 		t.Error("a path nothing serves answered")
 	}

@@ -201,6 +201,7 @@ func TestOpenAPIConfigErrors(t *testing.T) {
 // The server ends the body (not a valid document) only after a minute, a
 // hang guard: a load that waited for it fails with another error.
 func TestOpenAPIFetchStalls(t *testing.T) {
+	t.Parallel() // a handler of its own, waiting out the fetch bound
 	release := make(chan struct{})
 	var once sync.Once
 	stop := func() { once.Do(func() { close(release) }) }

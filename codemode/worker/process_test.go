@@ -230,7 +230,7 @@ func TestProcessMemoryWatchdog(t *testing.T) {
 // their workers are hurt, the caller's memory and goroutines stay where
 // they were, and the next execution is served at once.
 func TestProcessContainsAttacks(t *testing.T) {
-	const timeout = 3 * time.Second
+	const timeout = 1500 * time.Millisecond
 	attacks := []struct {
 		name, code string
 		kinds      []string // the errors it may end with, if it fails

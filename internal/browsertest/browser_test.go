@@ -41,6 +41,7 @@ func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium, Node and Caddy")
 	}
+	t.Parallel() // the package's only Caddy; its browsers have profiles of their own
 	b := newBrowser(t)
 	bundle := bundlePage(t)
 	allowed := startPageServer(t, bundle)
@@ -162,6 +163,7 @@ func TestDriverTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium and Node")
 	}
+	t.Parallel()
 	b := newBrowser(t)
 	page := startPageServer(t, []byte("// never sets window.outcome\n"))
 	start := time.Now()

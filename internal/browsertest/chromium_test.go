@@ -34,6 +34,14 @@ type browser struct {
 	node, chromium, dir string
 }
 
+// TestMain sets what every npm install of the package's tests inherits:
+// puppeteer-core downloads no browser; this keeps it so for any version
+// that would. (The tests run in parallel, so it is not t.Setenv.)
+func TestMain(m *testing.M) {
+	os.Setenv("PUPPETEER_SKIP_DOWNLOAD", "1")
+	os.Exit(m.Run())
+}
+
 // newBrowser finds Chromium ($CHROMIUM, or Debian's /usr/bin/chromium) and
 // Node, and installs js/'s pinned packages. Without Chromium or Node the
 // test is skipped, or fails when CI is set: CI installs Chromium, and a
@@ -62,9 +70,6 @@ func newBrowser(t *testing.T) *browser {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// puppeteer-core downloads no browser; this keeps it so for any
-	// version that would.
-	t.Setenv("PUPPETEER_SKIP_DOWNLOAD", "1")
 	npmtest.Install(t, dir, "puppeteer-core/package.json")
 	return &browser{node: node, chromium: chromium, dir: dir}
 }

@@ -33,7 +33,7 @@ import (
 
 // The storm's shape.
 const (
-	hostileClients = 50
+	hostileClients = 32 // each of hostileCode's 16 attacks twice
 	normalClients  = 4
 	healthClients  = 2
 	// stormLimit bounds the storm: every hostile execution is retried on

@@ -19,7 +19,7 @@ import (
 const soakEnv = "CADDY_MCP_SOAK"
 
 const (
-	shortLoad = 8 * time.Second
+	shortLoad = 4 * time.Second
 	soakLoad  = 60 * time.Second
 )
 

@@ -443,7 +443,7 @@ func (p *caddyProc) goroutineDump() string {
 // background work (certmagic's lock file, the admin request being
 // answered). The live heap keeps what warmed-up state holds (metrics
 // series, pools, goroutine descriptors from the peak): 1-2.5 MiB over a
-// 6 MiB start here, the same after 8 s as after 60 s of load, where a leak
+// 6 MiB start here, the same after the short load as after 60 s of load, where a leak
 // would grow with the number of calls (over 100,000 per endpoint in the
 // long form, so that 6 MiB is a few tens of bytes per call).
 const (

@@ -34,8 +34,10 @@ func TestWorkersEndWithCaddy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs Caddy")
 	}
+	t.Parallel()
 	for _, how := range []string{"caddy stop", "SIGKILL"} {
 		t.Run(how, func(t *testing.T) {
+			t.Parallel() // each its own Caddy
 			port := freePort(t)
 			sites := fmt.Sprintf(`http://:%d {
 	codemode /code {
@@ -43,7 +45,7 @@ func TestWorkersEndWithCaddy(t *testing.T) {
 		workers 2
 		# caddy stop waits for requests in flight: this one ends at its
 		# timeout.
-		timeout 5s
+		timeout 3s
 	}
 }
 `, port, freePort(t))
