@@ -1,18 +1,22 @@
 // Package tscheck type-checks TypeScript for the tests: code mode's
 // declarations, and code a model would write against them, with the
 // TypeScript compiler pinned in this folder's package-lock.json (installed
-// with npm ci on first use, see internal/npmtest). Without node or npm the
-// test is skipped and says why.
+// with npm ci on first use, see internal/npmtest), loaded once per test
+// binary by check.mjs. Without node or npm the test is skipped and says
+// why.
 package tscheck
 
 import (
-	"context"
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,36 +41,116 @@ func Check(tb testing.TB, declarations, code string) {
 // error. A test that expects an error uses it.
 func Run(tb testing.TB, declarations, code string) (output string, ok bool) {
 	tb.Helper()
+	c, err := shared(tb)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	main := "async function main() {\n" + code + "\n}\nvoid main;\n"
+	a, err := c.check(declarations, main)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a.Output, a.OK
+}
+
+// checker is check.mjs running: the compiler loaded once for every check
+// of this test binary. It ends when the binary does (its stdin closes).
+type checker struct {
+	mu     sync.Mutex
+	in     io.Writer
+	out    *bufio.Reader
+	stderr *lockedBuffer
+	kill   func() error
+}
+
+// lockedBuffer is the checker's stderr, written as it comes and read
+// when a check fails.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type answer struct {
+	OK     bool   `json:"ok"`
+	Output string `json:"output"`
+}
+
+var (
+	sharedOnce    sync.Once
+	sharedChecker *checker
+	sharedErr     error
+)
+
+// shared starts the checker on first use. Without node the test is
+// skipped; npm installs the compiler once (internal/npmtest).
+func shared(tb testing.TB) (*checker, error) {
+	tb.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		tb.Skipf("node not found on PATH (%v); it runs the TypeScript compiler from internal/tscheck", err)
 	}
 	dir := folder(tb)
 	npmtest.Install(tb, dir, tscPath)
+	sharedOnce.Do(func() {
+		cmd := exec.Command(node, filepath.Join(dir, "check.mjs"))
+		cmd.Dir = dir
+		stderr := &lockedBuffer{}
+		cmd.Stderr = stderr
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		if err := cmd.Start(); err != nil {
+			sharedErr = fmt.Errorf("starting check.mjs: %w", err)
+			return
+		}
+		go cmd.Wait() // reaps it once the binary's end closes its stdin
+		sharedChecker = &checker{in: in, out: bufio.NewReader(out), stderr: stderr, kill: cmd.Process.Kill}
+	})
+	return sharedChecker, sharedErr
+}
 
-	tmp := tb.TempDir()
-	main := "async function main() {\n" + code + "\n}\nvoid main;\n"
-	for name, text := range map[string]string{"declarations.d.ts": declarations, "main.ts": main} {
-		if err := os.WriteFile(filepath.Join(tmp, name), []byte(text), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "node_modules", tscPath),
-		"--strict", "--noEmit", "--pretty", "false", "--target", "es2022", "--lib", "es2022",
-		"declarations.d.ts", "main.ts")
-	cmd.Dir = tmp
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		tb.Fatalf("tsc did not finish in time: %s", out)
-	}
+// check sends one request and reads its answer; a check that takes two
+// minutes is a hang, and ends the checker.
+func (c *checker) check(declarations, main string) (answer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	req, err := json.Marshal(map[string]string{"declarations": declarations, "main": main})
 	if err != nil {
-		if _, exit := err.(*exec.ExitError); !exit {
-			tb.Fatalf("running tsc: %v", err)
-		}
+		return answer{}, err
 	}
-	return strings.TrimSpace(string(out)), err == nil
+	hang := time.AfterFunc(2*time.Minute, func() { _ = c.kill() })
+	defer hang.Stop()
+	if _, err := c.in.Write(append(req, '\n')); err != nil {
+		return answer{}, fmt.Errorf("check.mjs: %v\n%s", err, c.stderr)
+	}
+	line, err := c.out.ReadBytes('\n')
+	if err != nil {
+		return answer{}, fmt.Errorf("check.mjs ended (%v); a check that takes two minutes is taken for a hang\n%s", err, c.stderr)
+	}
+	var a answer
+	if err := json.Unmarshal(line, &a); err != nil {
+		return answer{}, fmt.Errorf("check.mjs answered %q: %v", line, err)
+	}
+	return a, nil
 }
 
 // folder is internal/tscheck, found from this file.
