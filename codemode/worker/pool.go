@@ -53,15 +53,23 @@ type Pool struct {
 	idle  []*process
 	// all is the pool's workers, idle or busy; procs every worker process
 	// not yet reaped, also those being stopped.
-	all      map[*process]struct{}
-	procs    map[*process]struct{}
-	starting int
-	filling  bool
-	closed   bool
-	noted    bool // noteUnenforced has spoken
-	// closing ends the starts under way when the pool closes.
-	closing context.Context
-	close   context.CancelFunc
+	all   map[*process]struct{}
+	procs map[*process]struct{}
+	// draining is the workers that Close lets finish their execution
+	// without waiting for them: those busy when it came, and those started
+	// after it for executions of the old config still arriving.
+	draining map[*process]bool
+	// starting counts the starts under way, fills those of them in the
+	// background (fill), not for an execution.
+	starting, fills int
+	filling         bool
+	closed          bool // by Close or Kill
+	killed          bool // by Kill
+	noted           bool // noteUnenforced has spoken
+	// closing ends the background starts when the pool closes; killing
+	// ends every start, and the waits in get, when it is killed.
+	closing, killing context.Context
+	close, kill      context.CancelFunc
 }
 
 // NewPool returns a Pool and starts its workers in the background.
@@ -87,10 +95,11 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
 	}
-	p := &Pool{cfg: cfg, path: path, all: make(map[*process]struct{}), procs: make(map[*process]struct{})}
+	p := &Pool{cfg: cfg, path: path, all: make(map[*process]struct{}), procs: make(map[*process]struct{}), draining: make(map[*process]bool)}
 	p.gone = sync.NewCond(&p.mu)
 	p.freed = make(chan struct{})
 	p.closing, p.close = context.WithCancel(context.Background())
+	p.killing, p.kill = context.WithCancel(context.Background())
 	p.fill()
 	return p, nil
 }
@@ -113,7 +122,10 @@ var errPoolClosed = errors.New("the code mode handler is shutting down")
 const maxStarting = 2
 
 // get returns a worker for one execution: an idle one, else a new one,
-// else the first that comes free.
+// else the first that comes free. A closed pool still serves the
+// executions that reach it (requests of the config a reload replaced,
+// still arriving), each in a worker of its own, stopped after it; a
+// killed one refuses them.
 func (p *Pool) get(ctx context.Context) (*process, error) {
 	p.mu.Lock()
 	for {
@@ -127,7 +139,7 @@ func (p *Pool) get(ctx context.Context) (*process, error) {
 			p.forgetLocked(w)
 			w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: "it ended or spoke while idle"})
 		}
-		if p.closed {
+		if p.killed {
 			p.mu.Unlock()
 			return nil, errPoolClosed
 		}
@@ -138,23 +150,23 @@ func (p *Pool) get(ctx context.Context) (*process, error) {
 		p.mu.Unlock()
 		select {
 		case <-freed:
-		case <-p.closing.Done():
+		case <-p.killing.Done():
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 		p.mu.Lock()
 	}
 	p.mu.Unlock()
-	w, err := p.start(ctx)
+	w, err := p.start(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		// Closed since the start: no execution begins in it.
-		w.stop()
-		return nil, errPoolClosed
+		// Closed before or since the start: the worker serves this
+		// execution (start put it in draining) and is stopped after.
+		return w, nil
 	}
 	p.all[w] = struct{}{}
 	p.noteUnenforced(w)
@@ -243,7 +255,7 @@ func (p *Pool) fillLoop() {
 			case <-p.closing.Done():
 			}
 		}
-		w, err := p.start(context.Background())
+		w, err := p.start(p.closing, false)
 		if hook := afterFillStart.Load(); hook != nil {
 			(*hook)(p)
 		}
@@ -280,20 +292,27 @@ var afterFillStart atomic.Pointer[func(*Pool)]
 const maxStartBackoff = time.Minute
 
 // start starts a worker and keeps track of its process until it is
-// reaped. A start that ends after Close is undone.
-func (p *Pool) start(ctx context.Context) (*process, error) {
+// reaped. A start that ends after Kill is undone; one for an execution
+// (forExecution) that ends after Close serves it, draining.
+func (p *Pool) start(ctx context.Context, forExecution bool) (*process, error) {
 	p.mu.Lock()
 	p.starting++
+	if !forExecution {
+		p.fills++
+	}
 	p.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(p.closing, cancel)()
+	defer context.AfterFunc(p.killing, cancel)()
 	w, err := startProcess(ctx, p.path, p.cfg.Command, p.cfg.MaxMemory)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.wakeLocked()
 	p.starting--
-	if err != nil && p.closing.Err() != nil {
+	if !forExecution {
+		p.fills--
+	}
+	if err != nil && (p.killed || p.closed && !forExecution) {
 		return nil, errPoolClosed
 	}
 	if err != nil && ctx.Err() != nil {
@@ -308,6 +327,7 @@ func (p *Pool) start(ctx context.Context) (*process, error) {
 		<-w.dead
 		p.mu.Lock()
 		delete(p.procs, w)
+		delete(p.draining, w)
 		_, member := p.all[w]
 		p.forgetLocked(w)
 		p.wakeLocked()
@@ -317,9 +337,12 @@ func (p *Pool) start(ctx context.Context) (*process, error) {
 			p.fill()
 		}
 	}()
-	if p.closed {
+	if p.killed {
 		w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: errPoolClosed.Error()})
 		return nil, errPoolClosed
+	}
+	if p.closed && forExecution {
+		p.draining[w] = true
 	}
 	return w, nil
 }
@@ -357,14 +380,16 @@ func (p *Pool) Workers() int {
 	return len(p.all)
 }
 
-// Close stops the pool as a reload wants it: no execution starts in it
-// any more, idle and starting workers are stopped and reaped before it
-// returns, and a busy one finishes its execution (bounded by its timeout
-// and a grace) and is stopped then.
+// Close stops the pool as a reload wants it: idle workers and background
+// starts are stopped and reaped before it returns, and a busy one finishes
+// its execution (bounded by its timeout and a grace) and is stopped then.
+// An execution that still comes (a request of the old config) runs in a
+// worker of its own, which Close does not wait for.
 func (p *Pool) Close() { p.shut(false) }
 
 // Kill stops every worker at once, busy ones too, and waits until their
-// processes are gone: executions still running get a WorkerError.
+// processes are gone: executions still running get a WorkerError, and
+// those that come after are refused.
 func (p *Pool) Kill() { p.shut(true) }
 
 func (p *Pool) shut(killBusy bool) {
@@ -372,12 +397,15 @@ func (p *Pool) shut(killBusy bool) {
 	defer p.mu.Unlock()
 	p.closed = true
 	p.close()
-	busy := make(map[*process]bool, len(p.all))
+	if killBusy {
+		p.killed = true
+		p.kill()
+	}
 	for w := range p.all {
-		busy[w] = true
+		p.draining[w] = true
 	}
 	for _, w := range p.idle {
-		delete(busy, w)
+		delete(p.draining, w)
 		w.stop()
 	}
 	// Busy workers are stopped when their execution gives them back
@@ -388,9 +416,11 @@ func (p *Pool) shut(killBusy bool) {
 		for w := range p.procs {
 			w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: "the execution was stopped: " + errPoolClosed.Error()})
 		}
-		busy = nil
+		clear(p.draining) // every process is waited for
 	}
-	for p.starting > 0 || len(p.procs) > countIn(p.procs, busy) {
+	// Close waits for the background starts, which it ended, not for the
+	// starts of executions, which serve them; Kill for every start.
+	for p.fills > 0 || p.killed && p.starting > 0 || len(p.procs) > countIn(p.procs, p.draining) {
 		p.gone.Wait()
 	}
 }

@@ -303,8 +303,10 @@ func residentMemory(t *testing.T) int64 {
 }
 
 // Close lets a busy worker finish its execution and stops it then, and
-// stops idle workers at once; Kill stops the busy ones too. Neither leaves
-// a process behind.
+// stops idle workers at once; an execution that comes after it (a request
+// of the config a reload replaced) runs in a worker of its own. Kill stops
+// the busy ones too, and refuses what comes after. Neither leaves a
+// process behind.
 func TestProcessPoolCloseDrainsKillStops(t *testing.T) {
 	for _, how := range []string{"Close", "Kill"} {
 		t.Run(how, func(t *testing.T) {
@@ -335,7 +337,13 @@ func TestProcessPoolCloseDrainsKillStops(t *testing.T) {
 				codemodetest.WantError(t, res, codemode.KindWorker, "shutting down")
 			}
 			waitFor(t, "no worker left", func() bool { return len(childPids(t)) == 0 })
-			codemodetest.WantError(t, r.Run(context.Background(), `return 1`, nil), codemode.KindWorker, "shutting down")
+			late := r.Run(context.Background(), `return 1`, nil)
+			if how == "Close" {
+				codemodetest.WantValue(t, late, `1`)
+			} else {
+				codemodetest.WantError(t, late, codemode.KindWorker, "shutting down")
+			}
+			waitFor(t, "no worker left after the late execution", func() bool { return len(childPids(t)) == 0 })
 		})
 	}
 }
