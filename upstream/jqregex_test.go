@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/itchyny/gojq"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/racetest"
 )
 
 // jqCalls are the built-ins the prelude takes over, called as a filter
@@ -99,6 +101,9 @@ func normalJSON(v any) any {
 }
 
 func TestJqRegexpsMatchGojq(t *testing.T) {
+	if racetest.Enabled {
+		t.Skip("a differential of thousands of filters: long under the race detector, for no concurrency")
+	}
 	t.Parallel()
 	inputs := []any{"", "a,b,,c", "aaa", "xaxbxc", "héllo wörld", "😀a😀", "foo bar  baz", "abcabc", "a\nb", "\xffa\xfe", 12, nil, []any{"a", "b"}}
 	res := []any{",", "a*", "", "x?", "^", "$", `\b`, `\B`, "(a)(b)?", "(?P<n>o)", "[aeiou]+", "é|ö", ".", `\s+`, "(", 3, "a|", "(?i)A", `\Ab`, `b\z`}
@@ -167,6 +172,9 @@ func jqRunGuarded(t *testing.T, filter string, doc []byte, timeout, guard time.D
 // input, whatever the number of matches: gsub(","; ";") over 180 KB held
 // a core for 15 s past a 2 s timeout, and 4 MiB would have for hours.
 func TestJqRegexpsLinear(t *testing.T) {
+	if racetest.Enabled {
+		t.Skip("half a minute under the race detector, for no concurrency")
+	}
 	t.Parallel()
 	doc := []byte(`"` + strings.Repeat("a,", 1<<17) + `"`) // 256 KiB, 128 Ki commas
 	for _, tt := range []struct{ filter, want string }{

@@ -20,6 +20,7 @@ import (
 	"github.com/caddy-mcp/caddy-mcp/codemode/worker"
 	"github.com/caddy-mcp/caddy-mcp/internal/codemodetest"
 	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
+	"github.com/caddy-mcp/caddy-mcp/internal/racetest"
 )
 
 // processPool is a pool of this test binary's workers, closed at the end,
@@ -131,6 +132,9 @@ func TestProcessBrokenWorkers(t *testing.T) {
 	for _, tt := range tests {
 		name := tt.command[len(tt.command)-1]
 		t.Run(name, func(t *testing.T) {
+			if name == "never-ready" && racetest.Enabled {
+				t.Skip("waits out the start bound, 30 s under the race detector")
+			}
 			p := processPool(t, worker.PoolConfig{Command: tt.command})
 			r := worker.NewRunner(codemode.Limits{Timeout: tt.timeout}, p)
 			var e codemodetest.Echo

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/racetest"
 )
 
 // leafReport is what a validation error tells: its kept leaves, with
@@ -55,7 +57,7 @@ func TestPruningChangesNothing(t *testing.T) {
 		}
 	}
 	schemas := 1000
-	if testing.Short() {
+	if testing.Short() || racetest.Enabled { // minutes under the race detector, for no concurrency
 		schemas = 200
 	}
 	for range schemas {
