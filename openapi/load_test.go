@@ -30,6 +30,7 @@ func TestLoadRealDocuments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			skipGitHubUnderRace(t, tt.name)
 			d, err := Load(tt.data(t))
 			if err != nil {
 				t.Fatal(err)
@@ -164,6 +165,16 @@ func TestLoadTooManyOperations(t *testing.T) {
 	t.Logf("%d operations (%d bytes) refused in %s", n, b.Len(), time.Since(start).Round(time.Millisecond))
 }
 
+// skipGitHubUnderRace skips a case of GitHub's whole document under the
+// race detector: up to a minute each there, in code with no concurrency;
+// go test without it runs them.
+func skipGitHubUnderRace(t *testing.T, name string) {
+	t.Helper()
+	if racetest.Enabled && strings.HasPrefix(name, "github") {
+		t.Skip("GitHub's whole document: long under the race detector, for code with no concurrency")
+	}
+}
+
 // An OpenAPI 3 document loads as kin-openapi loads the data as given:
 // the same document, or the same error.
 func TestLoadOpenAPI3AsGiven(t *testing.T) {
@@ -194,9 +205,7 @@ func TestLoadOpenAPI3AsGiven(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if racetest.Enabled && strings.HasPrefix(tt.name, "github") {
-				t.Skip("a minute under the race detector, for no concurrency")
-			}
+			skipGitHubUnderRace(t, tt.name)
 			data := tt.data(t)
 			if d := sameAsGiven(data); d != "" {
 				t.Error(d)

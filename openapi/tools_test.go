@@ -64,6 +64,7 @@ func TestToolsGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			skipGitHubUnderRace(t, tt.name)
 			d, err := Load(tt.data(t))
 			if err != nil {
 				t.Fatal(err)
@@ -160,6 +161,7 @@ func TestToolsWholeDocuments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			skipGitHubUnderRace(t, tt.name)
 			d, err := Load(tt.data(t))
 			if err != nil {
 				t.Fatal(err)
