@@ -17,7 +17,8 @@ import (
 // ended the process (internal/loadtest shows that through Caddy). Aliases
 // that only share a few schemas load.
 func TestLoadRefusesAliasBombs(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it measures the process's allocations, and the
+	// parallel tests of the package load GitHub's whole document.
 	for _, levels := range []int{5} {
 		t.Run(fmt.Sprintf("%d levels", levels), func(t *testing.T) {
 			doc := hostileinput.AliasBomb(levels, 10)

@@ -178,6 +178,7 @@ func skipGitHubUnderRace(t *testing.T, name string) {
 // An OpenAPI 3 document loads as kin-openapi loads the data as given:
 // the same document, or the same error.
 func TestLoadOpenAPI3AsGiven(t *testing.T) {
+	t.Parallel() // as TestSlimLoadsTheSameTools
 	tests := []struct {
 		name string
 		data func(testing.TB) []byte
@@ -205,6 +206,7 @@ func TestLoadOpenAPI3AsGiven(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			skipGitHubUnderRace(t, tt.name)
 			data := tt.data(t)
 			if d := sameAsGiven(data); d != "" {

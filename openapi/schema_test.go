@@ -102,7 +102,8 @@ func TestConvertBounds(t *testing.T) {
 // it, a config error), in memory that follows the bounds, not the
 // references: a 268 KB document once made a 400 MB input schema.
 func TestSchemaBytesBounds(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it measures the process's allocations, and the
+	// parallel tests of the package load GitHub's whole document.
 	for _, where := range []string{"input", "output"} {
 		t.Run("one tool, "+where, func(t *testing.T) {
 			data := hostileinput.SchemaBomb(3, 4000, 100<<10, where)

@@ -22,6 +22,7 @@ func TestReloadKeepsImport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Caddy processes")
 	}
+	t.Parallel() // its own Caddy, whose RSS it reads
 	doc := openapidocs.Path(t, openapidocs.GitHub)
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
