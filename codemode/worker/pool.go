@@ -163,9 +163,16 @@ func (p *Pool) get(ctx context.Context) (*process, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.killed {
+		// Killed since the start, which Kill stopped too.
+		return nil, errPoolClosed
+	}
 	if p.closed {
 		// Closed before or since the start: the worker serves this
-		// execution (start put it in draining) and is stopped after.
+		// execution and is stopped after (put); Close, which may be
+		// waiting, does not wait for it.
+		p.draining[w] = true
+		p.wakeLocked()
 		return w, nil
 	}
 	p.all[w] = struct{}{}
@@ -292,8 +299,8 @@ var afterFillStart atomic.Pointer[func(*Pool)]
 const maxStartBackoff = time.Minute
 
 // start starts a worker and keeps track of its process until it is
-// reaped. A start that ends after Kill is undone; one for an execution
-// (forExecution) that ends after Close serves it, draining.
+// reaped. A start that ends after Kill is undone, and so is one in the
+// background (not forExecution) that ends after Close.
 func (p *Pool) start(ctx context.Context, forExecution bool) (*process, error) {
 	p.mu.Lock()
 	p.starting++
@@ -340,9 +347,6 @@ func (p *Pool) start(ctx context.Context, forExecution bool) (*process, error) {
 	if p.killed {
 		w.kill(&codemode.Error{Kind: codemode.KindWorker, Message: errPoolClosed.Error()})
 		return nil, errPoolClosed
-	}
-	if p.closed && forExecution {
-		p.draining[w] = true
 	}
 	return w, nil
 }
