@@ -13,7 +13,6 @@ package everythingtest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,7 +28,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,6 +41,7 @@ import (
 	"github.com/caddy-mcp/caddy-mcp/internal/incaddy"
 	"github.com/caddy-mcp/caddy-mcp/internal/mcptest"
 	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
+	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
 )
 
 // everythingMain is server-everything's entry point, relative to interop/.
@@ -151,28 +150,6 @@ try {
 	}
 }
 
-// syncBuffer is an output buffer that the process writes while the test
-// reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 1<<20 { // enough for any failure message
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // runEverything installs interop/'s pinned server-everything and starts
 // it, or skips the test where Node is missing; it returns its URL and
 // the interop folder it was installed in.
@@ -207,7 +184,7 @@ func startEverything(t *testing.T, node, dir string) string {
 	// its whole environment.
 	cmd.Env = []string{"PORT=" + port, "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "NODE_ENV=production"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &proctest.Output{}, &proctest.Output{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {

@@ -8,7 +8,6 @@ package tscheck
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/caddy-mcp/caddy-mcp/internal/npmtest"
+	"github.com/caddy-mcp/caddy-mcp/internal/proctest"
 )
 
 // tscPath is the compiler's entry point under node_modules.
@@ -59,27 +59,8 @@ type checker struct {
 	mu     sync.Mutex
 	in     io.Writer
 	out    *bufio.Reader
-	stderr *lockedBuffer
+	stderr *proctest.Output
 	kill   func() error
-}
-
-// lockedBuffer is the checker's stderr, written as it comes and read
-// when a check fails.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 type answer struct {
@@ -106,7 +87,7 @@ func shared(tb testing.TB) (*checker, error) {
 	sharedOnce.Do(func() {
 		cmd := exec.Command(node, filepath.Join(dir, "check.mjs"))
 		cmd.Dir = dir
-		stderr := &lockedBuffer{}
+		stderr := &proctest.Output{}
 		cmd.Stderr = stderr
 		in, err := cmd.StdinPipe()
 		if err != nil {
