@@ -60,8 +60,9 @@ type Pool struct {
 	// after it for executions of the old config still arriving.
 	draining map[*process]bool
 	// starting counts the starts under way, fills those of them in the
-	// background (fill), not for an execution.
-	starting, fills int
+	// background (fill), not for an execution; awaiting counts the
+	// executions in get waiting for a background start to end.
+	starting, fills, awaiting int
 	filling         bool
 	closed          bool // by Close or Kill
 	killed          bool // by Kill
@@ -121,8 +122,9 @@ var errPoolClosed = errors.New("the code mode handler is shutting down")
 // every start missed startTimeout together.
 const maxStarting = 2
 
-// get returns a worker for one execution: an idle one, else a new one,
-// else the first that comes free. A closed pool still serves the
+// get returns a worker for one execution: an idle one, else the one a
+// background start is about to give, else a new one, else the first that
+// comes free. A closed pool still serves the
 // executions that reach it (requests of the config a reload replaced,
 // still arriving), each in a worker of its own, stopped after it; a
 // killed one refuses them.
@@ -143,26 +145,43 @@ func (p *Pool) get(ctx context.Context) (*process, error) {
 			p.mu.Unlock()
 			return nil, errPoolClosed
 		}
-		if p.starting < maxStarting {
+		// A background start under way ends sooner than a new one: wait
+		// for it rather than start a second worker beside it.
+		awaitFill := p.fills > p.awaiting
+		if !awaitFill && p.starting < maxStarting {
 			break
+		}
+		if awaitFill {
+			p.awaiting++
 		}
 		freed := p.freed
 		p.mu.Unlock()
+		var err error
 		select {
 		case <-freed:
 		case <-p.killing.Done():
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			err = ctx.Err()
 		}
 		p.mu.Lock()
+		if awaitFill {
+			p.awaiting--
+		}
+		if err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
 	}
+	p.starting++
 	p.mu.Unlock()
 	w, err := p.start(ctx, true)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.starting--
+	p.wakeLocked()
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.killed {
 		// Killed since the start, which Kill stopped too.
 		return nil, errPoolClosed
@@ -249,24 +268,35 @@ func (p *Pool) fill() {
 func (p *Pool) fillLoop() {
 	backoff := time.Duration(0)
 	for {
-		p.mu.Lock()
-		if p.closed || len(p.all)+p.starting >= p.cfg.Workers {
-			p.filling = false
-			p.mu.Unlock()
-			return
-		}
-		p.mu.Unlock()
 		if backoff > 0 {
 			select {
 			case <-time.After(backoff):
 			case <-p.closing.Done():
 			}
 		}
+		p.mu.Lock()
+		if p.closed || len(p.all)+p.starting >= p.cfg.Workers {
+			p.filling = false
+			p.mu.Unlock()
+			return
+		}
+		// Counted where it is decided, so that an execution in get sees
+		// it and waits for it rather than start a second worker.
+		p.starting++
+		p.fills++
+		p.mu.Unlock()
 		w, err := p.start(p.closing, false)
 		if hook := afterFillStart.Load(); hook != nil {
 			(*hook)(p)
 		}
+		// The start ends, and its worker joins the idle ones, in one step:
+		// an execution waiting for it finds it there.
+		p.mu.Lock()
+		p.starting--
+		p.fills--
+		p.wakeLocked()
 		if err != nil {
+			p.mu.Unlock()
 			// Tried again later, less and less often: a program that
 			// cannot start now may after a fix, and executions start
 			// workers of their own meanwhile.
@@ -274,7 +304,6 @@ func (p *Pool) fillLoop() {
 			continue
 		}
 		backoff = 0
-		p.mu.Lock()
 		if p.closed {
 			// Closed since the start, and waiting for this process.
 			w.stop()
@@ -285,7 +314,6 @@ func (p *Pool) fillLoop() {
 		p.all[w] = struct{}{}
 		p.idle = append(p.idle, w)
 		p.noteUnenforced(w)
-		p.wakeLocked()
 		p.mu.Unlock()
 	}
 }
@@ -298,27 +326,17 @@ var afterFillStart atomic.Pointer[func(*Pool)]
 // failures.
 const maxStartBackoff = time.Minute
 
-// start starts a worker and keeps track of its process until it is
-// reaped. A start that ends after Kill is undone, and so is one in the
-// background (not forExecution) that ends after Close.
+// start starts a worker, counted in starting (and fills, if not
+// forExecution) by its caller until it returns, and keeps track of its
+// process until it is reaped. A start that ends after Kill is undone, and
+// so is one in the background (not forExecution) that ends after Close.
 func (p *Pool) start(ctx context.Context, forExecution bool) (*process, error) {
-	p.mu.Lock()
-	p.starting++
-	if !forExecution {
-		p.fills++
-	}
-	p.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(p.killing, cancel)()
 	w, err := startProcess(ctx, p.path, p.cfg.Command, p.cfg.MaxMemory)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	defer p.wakeLocked()
-	p.starting--
-	if !forExecution {
-		p.fills--
-	}
 	if err != nil && (p.killed || p.closed && !forExecution) {
 		return nil, errPoolClosed
 	}

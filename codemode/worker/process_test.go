@@ -105,6 +105,21 @@ func TestProcessPoolKeepsWorkers(t *testing.T) {
 	codemodetest.WantValue(t, res, `"echo"`)
 }
 
+// An execution that comes while the pool starts its first worker waits
+// for that worker rather than start a second one beside it.
+func TestProcessFirstExecutionTakesTheWarmingWorker(t *testing.T) {
+	for i := range 3 {
+		p := processPool(t, worker.PoolConfig{Workers: 1})
+		r := worker.NewRunner(codemode.Limits{}, p)
+		waitFor(t, "the first start", func() bool { return p.Starting() == 1 || p.Workers() == 1 })
+		codemodetest.WantValue(t, r.Run(context.Background(), `return 1`, nil), `1`)
+		if kids := childPids(t); len(kids) != 1 {
+			t.Fatalf("try %d: %d worker processes after one execution, want 1", i, len(kids))
+		}
+		p.Close()
+	}
+}
+
 // A worker that breaks the protocol, stops answering, dies or cannot
 // start ends its execution with a clear error, soon, and leaves no
 // process behind; the next execution works.
