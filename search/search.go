@@ -406,7 +406,7 @@ func (ix *Index) variants(q string) []variant {
 
 // synonyms adds to out the thesaurus's words for q that the index holds.
 func (ix *Index) synonyms(q string, out []variant) []variant {
-	for _, r := range thesaurus[q] {
+	for _, r := range thesaurus()[q] {
 		if _, ok := ix.postings[r.term]; ok {
 			out = append(out, variant{r.term, r.weight})
 		}

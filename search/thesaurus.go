@@ -1,6 +1,9 @@
 package search
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // A query says what a person wants in their words; an API's tools say what
 // they do in the API's words. The thesaurus bridges the commonest gaps of
@@ -180,8 +183,10 @@ type related struct {
 }
 
 // thesaurus maps each index term to the other terms of its groups, with
-// the weight of the closest group they share.
-var thesaurus = func() map[string][]related {
+// the weight of the closest group they share. Built on first use: a
+// program that links search without searching (a code-mode worker) does
+// not hold it.
+var thesaurus = sync.OnceValue(func() map[string][]related {
 	m := map[string][]related{}
 	link := func(groups []string, weight float64) {
 		for _, g := range groups {
@@ -211,7 +216,7 @@ var thesaurus = func() map[string][]related {
 	link(synonymGroups, synonymDiscount)
 	link(topicGroups, topicDiscount)
 	return m
-}()
+})
 
 // expandAcronyms writes a query's acronyms out.
 func expandAcronyms(query string) string {

@@ -247,9 +247,10 @@ func (c *child) caller(exec uint64, typ string, backend int) func(ctx context.Co
 }
 
 // idleRelease is how long a worker waits for its next run before it
-// hands the heap it no longer uses back to the system: a warm idle
-// worker then holds about 5 MiB of private memory instead of 10. A
-// worker kept busy does not pay for the collection.
+// hands the heap it no longer uses back to the system: after an execution
+// that worked through large answers, tens of MiB; an idle worker then
+// holds what the program keeps, about 10 MiB. A worker kept busy does not
+// pay for the collection.
 const idleRelease = 500 * time.Millisecond
 
 // releaseWhenIdle hands the unused heap back once the worker has been

@@ -37,6 +37,9 @@ type Compiler struct {
 	// AssertFormat for specifications >= draft2019-09.
 	AssertFormat bool
 
+	// bootstrap marks the compilers of the drafts' meta-schemas.
+	bootstrap bool
+
 	// Decoders can be registered by adding to this map. Key is encoding name,
 	// value is function that knows how to decode string in that format.
 	Decoders map[string]func(string) ([]byte, error)
@@ -208,7 +211,7 @@ func (c *Compiler) findResource(url string) (*resource, error) {
 
 func (c *Compiler) compileURL(url string, stack []schemaRef, ptr string) (*Schema, error) {
 	// if url points to a draft, return Draft.meta
-	if d := findDraft(url); d != nil && d.meta != nil {
+	if d := findDraft(url); d != nil && d.metaFor(c) != nil {
 		return d.meta, nil
 	}
 
@@ -310,7 +313,7 @@ func (c *Compiler) compileMap(r *resource, stack []schemaRef, sref schemaRef, re
 		if sch, ok := m["$schema"]; ok {
 			sch := sch.(string)
 			if d := findDraft(sch); d != nil {
-				s.meta = d.meta
+				s.meta = d.metaFor(c)
 			} else {
 				if s.meta, err = c.compileRef(r, stack, "$schema", res, sch); err != nil {
 					return err
@@ -760,7 +763,7 @@ func (c *Compiler) validateSchema(r *resource, v interface{}, vloc string) error
 	}
 
 	if r.draft != Draft2020 || !metaValid2020(v) {
-		if err := validate(r.draft.meta); err != nil {
+		if err := validate(r.draft.metaFor(c)); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A Draft represents json-schema draft
@@ -39,12 +40,22 @@ func (d *Draft) String() string {
 
 func (d *Draft) loadMeta(url, schema string) {
 	c := NewCompiler()
+	c.bootstrap = true
 	c.AssertFormat = true
 	if err := c.AddResource(url, strings.NewReader(schema)); err != nil {
 		panic(err)
 	}
 	d.meta = c.MustCompile(url)
 	d.meta.meta = d.meta
+}
+
+// metaFor is d's meta-schema as c compiles with it: compiled first, but
+// while the meta-schemas themselves are compiled (nil for those not yet).
+func (d *Draft) metaFor(c *Compiler) *Schema {
+	if !c.bootstrap {
+		loadMetas()
+	}
+	return d.meta
 }
 
 func (d *Draft) getID(sch interface{}) string {
@@ -290,7 +301,17 @@ func init() {
 
 	subschemas["prefixItems"] = item
 	Draft2020.subschemas = clone(subschemas)
+}
 
+// loadMetas compiles the drafts' meta-schemas, once, when a schema is
+// first compiled: most runs of a program that links this package (Caddy's
+// code-mode workers among them) never compile one, and the compiled
+// meta-schemas hold about 1 MiB.
+func loadMetas() { metasOnce.Do(compileMetas) }
+
+var metasOnce sync.Once
+
+func compileMetas() {
 	Draft4.loadMeta("http://json-schema.org/draft-04/schema", `{
 		"$schema": "http://json-schema.org/draft-04/schema#",
 		"description": "Core schema meta-schema",

@@ -17,8 +17,8 @@ func metaKeywords(t testing.TB) []string {
 			kws = append(kws, kw)
 		}
 	}
-	add(Draft2020.meta)
-	for _, s := range Draft2020.meta.AllOf {
+	add(Draft2020.metaFor(NewCompiler()))
+	for _, s := range Draft2020.metaFor(NewCompiler()).AllOf {
 		if s.Ref == nil {
 			t.Fatalf("an allOf of the metaschema is not a reference: %s", s.Location)
 		}
@@ -53,7 +53,7 @@ func TestMetaValid2020ImpliesTheMetaschema(t *testing.T) {
 	for _, kw := range kws {
 		for _, text := range metaValues {
 			doc := map[string]any{kw: decode(t, []byte(text))}
-			valid := Draft2020.meta.validateValue(doc, "", Kept) == nil
+			valid := Draft2020.metaFor(NewCompiler()).validateValue(doc, "", Kept) == nil
 			if metaValid2020(doc) {
 				accepted++
 				if !valid {
@@ -72,7 +72,7 @@ func TestMetaValid2020ImpliesTheMetaschema(t *testing.T) {
 		if !metaValid2020(doc) {
 			t.Errorf("%s: the walk leaves it to the metaschema", text)
 		}
-		if err := Draft2020.meta.validateValue(doc, "", Kept); err != nil {
+		if err := Draft2020.metaFor(NewCompiler()).validateValue(doc, "", Kept); err != nil {
 			t.Errorf("%s: %v", text, err)
 		}
 	}
@@ -111,7 +111,7 @@ func TestMetaValid2020ImpliesTheMetaschemaOnRandomSchemas(t *testing.T) {
 			m[kws[g.pick(len(kws))]] = decode(t, []byte(metaValues[g.pick(len(metaValues))]))
 		}
 		walked++
-		valid := Draft2020.meta.validateValue(doc, "", Kept) == nil
+		valid := Draft2020.metaFor(NewCompiler()).validateValue(doc, "", Kept) == nil
 		if metaValid2020(doc) {
 			accepted++
 			if !valid {
@@ -141,7 +141,7 @@ func FuzzMetaValid2020(f *testing.F) {
 			return
 		}
 		if metaValid2020(doc) {
-			if err := Draft2020.meta.validateValue(doc, "", Kept); err != nil {
+			if err := Draft2020.metaFor(NewCompiler()).validateValue(doc, "", Kept); err != nil {
 				t.Fatalf("%s: the walk finds it valid, the metaschema does not: %v", data, err)
 			}
 		}
