@@ -44,13 +44,12 @@ type Pool struct {
 	cfg  PoolConfig
 	path string // the program to run, when not cfg.Command[0]
 
-	mu   sync.Mutex
-	gone *sync.Cond // signalled when a process was reaped or a start ended
-	// freed is closed, and replaced, when a worker may have come free for
-	// an execution waiting in get: one was put back or reaped, or a start
-	// ended (wakeLocked).
-	freed chan struct{}
-	idle  []*process
+	mu sync.Mutex
+	// changed is closed, and replaced, when a worker or a start changed
+	// (wakeLocked): one was put back or reaped, or a start ended. The
+	// executions waiting in get for a worker, and shut, wait on it.
+	changed chan struct{}
+	idle    []*process
 	// all is the pool's workers, idle or busy; procs every worker process
 	// not yet reaped, also those being stopped.
 	all   map[*process]struct{}
@@ -63,10 +62,10 @@ type Pool struct {
 	// background (fill), not for an execution; awaiting counts the
 	// executions in get waiting for a background start to end.
 	starting, fills, awaiting int
-	filling         bool
-	closed          bool // by Close or Kill
-	killed          bool // by Kill
-	noted           bool // noteUnenforced has spoken
+	filling                   bool
+	closed                    bool // by Close or Kill
+	killed                    bool // by Kill
+	noted                     bool // noteUnenforced has spoken
 	// closing ends the background starts when the pool closes; killing
 	// ends every start, and the waits in get, when it is killed.
 	closing, killing context.Context
@@ -97,8 +96,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 		cfg.Workers = 1
 	}
 	p := &Pool{cfg: cfg, path: path, all: make(map[*process]struct{}), procs: make(map[*process]struct{}), draining: make(map[*process]bool)}
-	p.gone = sync.NewCond(&p.mu)
-	p.freed = make(chan struct{})
+	p.changed = make(chan struct{})
 	p.closing, p.close = context.WithCancel(context.Background())
 	p.killing, p.kill = context.WithCancel(context.Background())
 	p.fill()
@@ -154,11 +152,11 @@ func (p *Pool) get(ctx context.Context) (*process, error) {
 		if awaitFill {
 			p.awaiting++
 		}
-		freed := p.freed
+		changed := p.changed
 		p.mu.Unlock()
 		var err error
 		select {
-		case <-freed:
+		case <-changed:
 		case <-p.killing.Done():
 		case <-ctx.Done():
 			err = ctx.Err()
@@ -372,9 +370,8 @@ func (p *Pool) start(ctx context.Context, forExecution bool) (*process, error) {
 // wakeLocked tells shut and the executions waiting in get that a worker
 // or a start changed.
 func (p *Pool) wakeLocked() {
-	p.gone.Broadcast()
-	close(p.freed)
-	p.freed = make(chan struct{})
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 func (p *Pool) notify(event string, pid int, detail string) {
@@ -443,7 +440,10 @@ func (p *Pool) shut(killBusy bool) {
 	// Close waits for the background starts, which it ended, not for the
 	// starts of executions, which serve them; Kill for every start.
 	for p.fills > 0 || p.killed && p.starting > 0 || len(p.procs) > countIn(p.procs, p.draining) {
-		p.gone.Wait()
+		changed := p.changed
+		p.mu.Unlock()
+		<-changed
+		p.mu.Lock()
 	}
 }
 
