@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -234,6 +235,10 @@ func TestHostileStorm(t *testing.T) {
 	normalOnce(t, clients[0])
 	health := &http.Client{Timeout: requestTimeout}
 	checkHealth(t, health, base)
+	// The pool starts its warm workers (max_concurrent of them) one after
+	// another in the background: the baseline counts them all, as the
+	// end does.
+	waitForWorkers(t, 4)
 	time.Sleep(200 * time.Millisecond)
 	goroutines, heap := measure()
 	t.Logf("baseline: %d goroutines besides idle connections, heap %d MiB", goroutines, heap>>20)
@@ -386,6 +391,24 @@ func TestHostileStorm(t *testing.T) {
 	}
 	normalOnce(t, clients[0])
 	checkHealth(t, health, base)
+}
+
+// waitForWorkers waits until this process has n children, the workers of
+// its code mode pool, for up to a minute.
+func waitForWorkers(t *testing.T, n int) {
+	t.Helper()
+	if !proctest.Available() {
+		t.Skip("no /proc here: the pool's workers cannot be counted")
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		kids := proctest.Children(os.Getpid())
+		if len(kids) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d worker processes a minute after the first execution, want the pool's %d", len(kids), n)
+		}
+	}
 }
 
 // Tolerances for the comparison with the baseline. Goroutines that serve
