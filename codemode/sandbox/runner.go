@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/internal/stack"
 )
 
 // Runner runs executions in this process within its limits. It is safe
@@ -87,6 +88,7 @@ func (r *Runner) run(ctx context.Context, code string, bindings []codemode.Bindi
 	ex.logs.onKeep = onLog
 	done := make(chan *outcome, 1)
 	go func() {
+		stack.Grow() // for the interpreter
 		o := ex.run()
 		cancel()
 		// Free before the answer: the caller may run again at once.

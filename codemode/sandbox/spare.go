@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
+	"github.com/caddy-mcp/caddy-mcp/internal/stack"
 )
 
 // Priming a fresh runtime (console, timers, JSON, the timed regular
@@ -60,6 +61,7 @@ func (s *spares) take(l codemode.Limits, ahead bool) *execution {
 }
 
 func (s *spares) fill(l codemode.Limits, filled chan struct{}) {
+	stack.Grow()
 	ex := primedExecution(l)
 	s.mu.Lock()
 	s.spare, s.limits, s.filled = ex, primeLimits(l), nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/caddy-mcp/caddy-mcp/codemode"
 	"github.com/caddy-mcp/caddy-mcp/codemode/sandbox"
+	"github.com/caddy-mcp/caddy-mcp/internal/stack"
 )
 
 // Command is the first argument that makes this program a worker process
@@ -165,6 +166,7 @@ type child struct {
 
 // run runs one execution and sends its result.
 func (c *child) run(m *message) {
+	stack.Grow() // for the parser
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c.mu.Lock()

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/caddy-mcp/caddy-mcp/internal/stack"
 )
 
 // localBuffer is how much of an answer is kept before it is handed over
@@ -69,6 +71,7 @@ func Serve(srv http.Handler, local net.Addr, stopped context.Context, req *http.
 			}
 			cancel()
 		}()
+		stack.Grow()
 		srv.ServeHTTP(w, sreq)
 	}()
 	select {
