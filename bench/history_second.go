@@ -7,3 +7,9 @@ import _ "embed"
 //
 //go:embed history-second.md
 var historySecond string
+
+// historyThird records the third round's changes and the targets it did
+// not meet.
+//
+//go:embed history-third.md
+var historyThird string

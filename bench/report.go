@@ -289,6 +289,7 @@ func (r *report) write() error {
 	}
 	w("\n%s", history)
 	w("%s", historySecond)
+	w("%s", historyThird)
 	for _, n := range r.notes {
 		w("\n%s\n", n)
 	}
