@@ -1,10 +1,3 @@
-// Package caddymcp holds the Caddy modules of caddy-mcp and their
-// Caddyfile directives: the `mcp` handler (http.handlers.mcp), which fronts
-// a REST API as an MCP server from tool definitions in its config, and the
-// `codemode` handler (http.handlers.codemode), which puts MCP backends
-// behind one tool that runs code against them in a sandbox. It is the only
-// package that imports Caddy: the REST and MCP client work is in upstream,
-// the sandbox in codemode. ARCHITECTURE.md walks through both.
 package caddymcp
 
 import (

@@ -1,4 +1,3 @@
-// Package stack grows a fresh goroutine's stack before it goes deep.
 package stack
 
 // Grow grows the calling goroutine's stack to 32 KiB at least, while it
