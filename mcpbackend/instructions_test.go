@@ -2,6 +2,7 @@ package mcpbackend
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -27,13 +28,26 @@ func TestInstructions(t *testing.T) {
 			srv.AddTool(mcp.NewTool("search"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return mcp.NewToolResultText("[]"), nil
 			})
-			hs := httptest.NewServer(server.NewStreamableHTTPServer(srv, append(tt.opts, server.WithDisableLocalhostProtection(true))...))
+			// New connects in the background at once: the server answers
+			// nothing until the test has read the instructions of a backend
+			// not yet connected.
+			opened := make(chan struct{})
+			mcpServer := server.NewStreamableHTTPServer(srv, append(tt.opts, server.WithDisableLocalhostProtection(true))...)
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case <-opened:
+				case <-r.Context().Done():
+					return
+				}
+				mcpServer.ServeHTTP(w, r)
+			}))
 			defer hs.Close()
 			b := New(Config{Name: "issues", URL: hs.URL})
 			defer b.Close()
 			if b.Instructions() != "" {
 				t.Errorf("instructions %q before the first connection", b.Instructions())
 			}
+			close(opened)
 			if _, err := b.Tools(context.Background(), time.Now().Add(5*time.Second)); err != nil {
 				t.Fatal(err)
 			}
