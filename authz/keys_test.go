@@ -213,7 +213,7 @@ func TestUnusableAuthorizationServer(t *testing.T) {
 		{"jwks hangs, caller gives up", func(t *testing.T, as *authServer) Config {
 			as.hangJWKS = true
 			return Config{Issuers: []string{as.issuer}, Resource: testResource}
-		}, 200 * time.Millisecond, "cancelled", time.Second, "deadline exceeded"},
+		}, 200 * time.Millisecond, "cancelled", 2 * time.Second, "deadline exceeded"}, // ten times the caller's deadline, under fetchTimeout
 		{"jwks hangs", func(t *testing.T, as *authServer) Config {
 			as.hangJWKS = true
 			return Config{Issuers: []string{as.issuer}, Resource: testResource}
