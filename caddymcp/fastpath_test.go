@@ -109,7 +109,7 @@ func TestFastPathAnswersAsMCPGoDoes(t *testing.T) {
 			if a.Code != b.Code || a.Header().Get("Content-Type") != b.Header().Get("Content-Type") {
 				t.Errorf("fast: %d %s; mcp-go: %d %s", a.Code, a.Header().Get("Content-Type"), b.Code, b.Header().Get("Content-Type"))
 			}
-			if a.Body.String() != b.Body.String() {
+			if withoutProgress(a.Body.String()) != withoutProgress(b.Body.String()) {
 				t.Errorf("answers differ:\nfast:   %s\nmcp-go: %s", a.Body, b.Body)
 			}
 		})
@@ -421,13 +421,31 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		before := handlers.fast.fast.Answered()
 		fastAnswer, fastCalls := answer(handlers.fast)
 		mcpgoAnswer, mcpgoCalls := answer(handlers.mcpgo)
-		if fastAnswer != mcpgoAnswer {
+		if withoutProgress(fastAnswer) != withoutProgress(mcpgoAnswer) {
 			t.Errorf("answers differ (fast path took it: %v):\nfast path:\n%.2000s\nmcp-go:\n%.2000s", handlers.fast.fast.Answered() > before, fastAnswer, mcpgoAnswer)
 		}
 		if !slices.Equal(fastCalls, mcpgoCalls) {
 			t.Errorf("upstream requests differ:\nfast path: %.2000q\nmcp-go:    %.2000q", fastCalls, mcpgoCalls)
 		}
 	})
+}
+
+// withoutProgress leaves the progress notifications out of an answer's
+// SSE events. mcp-go loses one now and then, on a call the fast path hands
+// it as on one it serves alone: its forwarder can take the notification
+// off the session's channel just as the answer is ready, and drops it once
+// the answer is written (handlePost in mcp-go's server/streamable_http.go).
+// Which of two equal requests keeps it is chance; the fast path itself
+// never answers a call that asked for progress.
+func withoutProgress(answer string) string {
+	events := strings.Split(answer, "\n\n")
+	kept := events[:0]
+	for _, e := range events {
+		if !strings.Contains(e, `"method":"notifications/progress"`) {
+			kept = append(kept, e)
+		}
+	}
+	return strings.Join(kept, "\n\n")
 }
 
 // upstreamLog records every request an upstream gets, whole.
